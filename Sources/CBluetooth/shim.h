@@ -1,0 +1,9 @@
+#pragma once
+#if __has_feature(modules)
+#pragma clang module import SwiftGlibc
+#endif
+#include <sys/socket.h>
+#include <bluetooth/bluetooth.h>
+#include <bluetooth/hci.h>
+#include <bluetooth/hci_lib.h>
+#include <bluetooth/l2cap.h>

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs every Debian package strapd needs to build, test, fuzz and benchmark.
+# Idempotent and non-interactive: packages already present are not touched, and apt's
+# lists are refreshed only when something is missing. docs/dependencies.md says why each is here.
+set -euo pipefail
+PKGS=(
+  pkg-config            # SwiftPM system-library targets
+  libsystemd-dev        # sd-bus (BlueZ over D-Bus), sd-daemon (notify, socket activation), sd-journal
+  libbluetooth-dev      # HCI connection info / LE Read RSSI for link quality
+  zlib1g-dev            # crc32 for store record checksums
+  libsqlite3-dev        # the benchmark's peer for the store (strap-bench only)
+  dbus                  # a private dbus-daemon for the BlueZ integration tests
+  python3-dbus          # python-dbus for the mock BlueZ
+  python3-dbusmock      # bluez5 template the mock BlueZ extends
+)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#PKGS[@]} packages present"
+  exit 0
+fi
+echo "deps: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
