@@ -18,5 +18,7 @@ let package = Package(
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
 
+        // Layer 6: executables.
+        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite"]),
     ]
 )
