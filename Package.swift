@@ -18,7 +18,13 @@ let package = Package(
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
 
-        // Layer 6: executables.
+        // Layer 6: executables and their testable command logic.
+        .target(name: "StrapControl", dependencies: ["StrapGATT"]),
+        .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite"]),
+
+        // Tests: one target per module, fixtures under Tests/Fixtures.
+        .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
+        .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
     ]
 )

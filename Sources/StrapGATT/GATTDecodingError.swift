@@ -1,0 +1,62 @@
+/// Why a characteristic value could not be decoded. Each case names the characteristic and
+/// the field, so `strapctl decode` and the daemon's log can say exactly what was wrong.
+public enum GATTDecodingError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The value ended before a field its own flags (or the spec) say is present.
+    case truncated(GATTCharacteristic, field: StaticStringName, needed: Int, got: Int)
+    /// The value has a fixed length and this is not it.
+    case wrongLength(GATTCharacteristic, expected: Int, got: Int)
+    /// A field holds a value the spec forbids (e.g. battery level above 100).
+    case outOfRange(GATTCharacteristic, field: StaticStringName, value: Int)
+    /// A Device Information string is not valid UTF-8.
+    case invalidUTF8(GATTCharacteristic)
+    /// An SC Control Point indication that is not a response (op code 0x10).
+    case notAResponse(GATTCharacteristic, opCode: UInt8)
+
+    public var description: String {
+        switch self {
+        case let .truncated(c, field, needed, got):
+            "\(c.name): \(field) needs \(needed) octets, the packet has \(got)"
+        case let .wrongLength(c, expected, got):
+            "\(c.name): value must be \(expected) octet\(expected == 1 ? "" : "s"), got \(got)"
+        case let .outOfRange(c, field, value):
+            "\(c.name): \(field) \(value) is out of range"
+        case let .invalidUTF8(c):
+            "\(c.name): value is not valid UTF-8"
+        case let .notAResponse(c, opCode):
+            "\(c.name): op code 0x\(String(opCode, radix: 16)) is not a response (0x10)"
+        }
+    }
+}
+
+/// A field name kept as a static string so building an error never allocates on the hot path.
+public struct StaticStringName: Equatable, Sendable, CustomStringConvertible, ExpressibleByStringLiteral {
+    let text: StaticString
+    public init(stringLiteral value: StaticString) { text = value }
+    public var description: String { text.description }
+    public static func == (a: Self, b: Self) -> Bool { a.description == b.description }
+}
+
+/// Non-fatal oddities in an otherwise decodable packet (spec §3.2: keep what is whole, warn).
+public struct DecodeWarnings: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+    /// The RR flag is set but no RR octets follow.
+    public static let emptyRRField = DecodeWarnings(rawValue: 1 << 0)
+    /// One octet is left over after the last whole RR interval.
+    public static let danglingOctet = DecodeWarnings(rawValue: 1 << 1)
+    /// A CSC measurement with neither wheel nor crank data.
+    public static let noData = DecodeWarnings(rawValue: 1 << 2)
+    /// Octets after the last field the flags announce (legal for CSC/RSC, reported for clarity).
+    public static let trailingOctets = DecodeWarnings(rawValue: 1 << 3)
+
+    /// Stable camelCase names, as `strapctl decode` prints them.
+    public var names: [String] {
+        var out: [String] = []
+        if contains(.emptyRRField) { out.append("rrFlagSetWithoutIntervals") }
+        if contains(.danglingOctet) { out.append("danglingOddOctet") }
+        if contains(.noData) { out.append("noDataFlags") }
+        if contains(.trailingOctets) { out.append("trailingOctetsIgnored") }
+        return out
+    }
+}
