@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer binary per decoder family (StrapGATT's sources + one entry point,
+# compiled with -sanitize=fuzzer,address) and runs each for SECONDS (default 60).
+# Usage: scripts/fuzz.sh [SECONDS] [FAMILY...]   families: heart-rate cycling running device
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SECONDS_EACH=${1:-60}
+shift || true
+FAMILIES=("$@")
+[ ${#FAMILIES[@]} -gt 0 ] || FAMILIES=(heart-rate cycling running device)
+mkdir -p fuzz/bin
+declare -A ENTRY=([heart-rate]=HeartRateFuzz [cycling]=CyclingFuzz [running]=RunningFuzz [device]=DeviceFuzz)
+status=0
+for family in "${FAMILIES[@]}"; do
+  entry=${ENTRY[$family]:?unknown family $family}
+  bin=fuzz/bin/$family
+  srcs=(Sources/StrapGATT/*.swift Tests/Fuzz/FuzzInput.swift "Tests/Fuzz/$entry.swift")
+  if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" scripts/fuzz.sh -newer "$bin" 2>/dev/null)" ]; then
+    echo "fuzz: building $family"
+    # ld.gold warns about ASan-internal symbols it cannot export; harmless, so filtered.
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name StrapGATTFuzz \
+      "${srcs[@]}" -o "$bin" 2> >(grep -v "Cannot export local symbol" >&2)
+  fi
+  corpus=fuzz/corpus-$family
+  mkdir -p "$corpus"
+  echo "fuzz: running $family for ${SECONDS_EACH}s"
+  if ! SWIFT_BACKTRACE=enable=no "$bin" -artifact_prefix=fuzz/ -max_total_time="$SECONDS_EACH" -max_len=256 -print_final_stats=1 "$corpus" \
+        > "fuzz/$family.log" 2>&1; then
+    echo "fuzz: $family FOUND A CRASH — see fuzz/$family.log and the crash-* file"
+    tail -n 30 "fuzz/$family.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|Done [0-9]+ runs" "fuzz/$family.log" | tail -n 1 | sed "s/^/fuzz: $family: /"
+  fi
+done
+exit $status
