@@ -18,6 +18,9 @@ let package = Package(
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
 
+        // Layer 5: I/O adapters.
+        .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
+
         // Layer 6: executables and their testable command logic.
         .target(name: "StrapControl", dependencies: ["StrapGATT"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
@@ -26,5 +29,6 @@ let package = Package(
         // Tests: one target per module, fixtures under Tests/Fixtures.
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
+        .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
     ]
 )

@@ -1,0 +1,104 @@
+import Glibc
+import StrapGATT
+
+/// A chest strap: beats with heart-rate variability, RR intervals batched per notification
+/// (0–n per packet, oldest first), sensor-contact episodes, an energy-expended counter sent
+/// every 10th packet, battery, and occasional dropouts.
+public struct SimulatedHeartRateStrap: SimulatedDevice {
+    public let identity: SimulatedIdentity
+    var rng: SimulationRandom
+    var link: LinkSchedule
+    var heartRate = 72.0
+    var targetHeartRate = 72.0
+    var nextTargetChange = 0.0
+    var nextBeat: Double
+    var pendingRR: [UInt16] = []
+    var lastBeatTime: Double?
+    var contactLossUntil = -1.0
+    var nextContactLoss: Double
+    var energyKilojoules = 0.0
+    var packetCount = 0
+    var battery: UInt8 = 95
+    var announced = false
+
+    public init(index: Int, seed: UInt64, dropouts: DropoutSchedule = DropoutSchedule()) {
+        var rng = SimulationRandom(seed: seed)
+        identity = SimulatedIdentity(address: simulatedAddress(kind: 0x48, index: index),
+                                     name: "Sim HR \(index)", manufacturer: "strapd simulator", model: "SIM-HR",
+                                     serial: "HR\(seed % 100_000)", firmware: "1.0", services: [.heartRate, .battery, .deviceInformation])
+        link = LinkSchedule(period: 1, phase: rng.uniform(0, 1), dropouts: dropouts, rng: &rng)
+        nextBeat = rng.uniform(0, 0.8)
+        nextContactLoss = rng.exponential(mean: 400)
+        self.rng = rng
+    }
+
+    public mutating func advance(to time: Double) -> [(time: Double, event: SimulatedEvent)] {
+        var events: [(Double, SimulatedEvent)] = []
+        if !announced {
+            announced = true
+            events += connectEvents(at: 0)
+        }
+        while let step = link.next(upTo: time, rng: &rng) {
+            switch step {
+            case let .slot(t):
+                beat(until: t)
+                events.append((t, .notification(characteristic: .heartRateMeasurement, value: measurement(at: t))))
+                if packetCount % 600 == 0 && battery > 5 {
+                    battery -= 1
+                    events.append((t, .notification(characteristic: .batteryLevel, value: [battery])))
+                }
+            case let .dropped(t, reason):
+                beat(until: t)
+                events.append((t, .disconnected(reason: reason)))
+            case let .restored(t):
+                // Beats during the dropout were never delivered: the strap's buffer is gone.
+                beat(until: t)
+                pendingRR.removeAll()
+                events += connectEvents(at: t)
+            }
+        }
+        return events
+    }
+
+    func connectEvents(at t: Double) -> [(Double, SimulatedEvent)] {
+        [(t, .connected)] + (identity.connectReads + [
+            .read(characteristic: .bodySensorLocation, value: [1]),
+            .read(characteristic: .batteryLevel, value: [battery]),
+        ]).map { (t, $0) }
+    }
+
+    /// Generates beats up to `t`: heart rate drifts toward a target that changes every
+    /// 45–90 s (a workout's efforts), with respiratory sinus arrhythmia and beat-to-beat noise.
+    mutating func beat(until t: Double) {
+        while nextBeat <= t {
+            if nextBeat >= nextTargetChange {
+                targetHeartRate = rng.uniform(65, 175)
+                nextTargetChange = nextBeat + rng.uniform(45, 90)
+            }
+            let interval = 60 / heartRate * (1 + 0.04 * sin(2 * Double.pi * nextBeat / 4.5) + 0.02 * rng.gaussian())
+            heartRate += (targetHeartRate - heartRate) * min(1, interval / 20)
+            energyKilojoules += max(0, (-55.0969 + 0.6309 * heartRate + 0.1988 * 75 + 0.2017 * 35)) * interval / 60
+            if nextBeat > contactLossUntil {
+                pendingRR.append(UInt16(clamping: Int((interval * 1024).rounded())))
+            }
+            lastBeatTime = nextBeat
+            nextBeat += interval
+        }
+    }
+
+    mutating func measurement(at t: Double) -> [UInt8] {
+        packetCount += 1
+        if t >= nextContactLoss {
+            contactLossUntil = t + rng.uniform(4, 15)
+            nextContactLoss = t + rng.exponential(mean: 400)
+        }
+        let inContact = t > contactLossUntil
+        var m = HeartRateMeasurement(heartRate: inContact ? UInt16(heartRate.rounded()) : 0,
+                                     contact: inContact ? .detected : .notDetected)
+        if packetCount % 10 == 0 { m.energyExpended = UInt16(min(Double(UInt16.max), energyKilojoules)) }
+        if inContact && !pendingRR.isEmpty { m.rrIntervals = pendingRR }
+        pendingRR.removeAll()
+        return m.encoded()
+    }
+}
+

@@ -1,0 +1,129 @@
+import Testing
+import StrapGATT
+@testable import StrapSimulator
+
+/// The simulator emits real GATT bytes: everything it sends must decode, and what our
+/// derivation makes of it must match the ride it simulated.
+@Suite struct SimulationTests {
+    @Test func defaultIsOneStrapAndOneSpeedCadenceSensor() {
+        let s = Simulation()
+        #expect(s.devices.map(\.identity.model) == ["SIM-HR", "SIM-CSC"])
+        #expect(Simulation(count: 4).devices.map(\.identity.model) == ["SIM-HR", "SIM-CSC", "SIM-RSC", "SIM-HR"])
+        #expect(Set(Simulation(count: 6).devices.map(\.identity.address)).count == 6)
+    }
+
+    @Test func sameSeedSameSession() {
+        var a = Simulation(count: 3, seed: 7)
+        var b = Simulation(count: 3, seed: 7)
+        let ea = a.advance(to: 300), eb = b.advance(to: 300)
+        #expect(ea.count == eb.count && ea.count > 800)
+        #expect(zip(ea, eb).allSatisfy { $0.time == $1.time && $0.event == $1.event })
+    }
+
+    @Test func everyNotificationDecodesAndTheStrapIsPlausible() throws {
+        var s = Simulation(count: 3, seed: 11, dropouts: .none)
+        var hr = 0, csc = 0, rsc = 0, rrBeats = 0, contactLost = 0
+        var rrSeconds = 0.0
+        var timeline = BeatTimeline()
+        var gaps = 0
+        for (time, device, event) in s.advance(to: 3600) {
+            guard case let .notification(characteristic, value) = event else { continue }
+            switch characteristic {
+            case .heartRateMeasurement:
+                let m = try HeartRateMeasurement.decode(value)
+                hr += 1
+                if m.contact == .notDetected { contactLost += 1; #expect(m.heartRate == 0) } else {
+                    #expect(m.heartRate >= 40 && m.heartRate <= 200, "\(device.name) at \(time)")
+                }
+                for rr in m.rrIntervals ?? [] { rrSeconds += Double(rr) / 1024; rrBeats += 1 }
+                gaps += timeline.append(rrIntervals: m.rrIntervals ?? [], receivedAt: time).filter(\.gapBefore).count
+            case .cscMeasurement: _ = try CSCMeasurement.decode(value); csc += 1
+            case .rscMeasurement: _ = try RSCMeasurement.decode(value); rsc += 1
+            case .batteryLevel: #expect(try BatteryLevel.decode(value).percent <= 100)
+            default: Issue.record("unexpected notification \(characteristic)")
+            }
+        }
+        #expect(hr == 3600 && csc == 3600 && rsc == 3600)
+        #expect(rrBeats > 3600)
+        // Beats cover the hour except the contact-loss episodes (no RR while off the skin).
+        #expect(rrSeconds > 3000 && rrSeconds <= 3601)
+        #expect(contactLost > 0 && contactLost < 400)
+        #expect(gaps <= 20)
+    }
+
+    @Test func rideCountersWrapAndDeriveWithoutGlitches() throws {
+        var sensor = SimulatedSpeedCadenceSensor(index: 0, seed: 5, dropouts: .none)
+        var derivation = CSCDerivation(configuration: .init(wheelCircumference: sensor.wheelCircumference))
+        var sawWheelWrap = false, sawCrankWrap = false, sawStop = false
+        var previous: CSCMeasurement?
+        var first: UInt32?, last: UInt32 = 0, rebaselines = 0
+        for (time, event) in sensor.advance(to: 2 * 3600) {
+            guard case let .notification(.cscMeasurement, value) = event else { continue }
+            let m = try CSCMeasurement.decode(value)
+            if let p = previous?.wheel, let w = m.wheel, w.revolutions < p.revolutions { sawWheelWrap = true }
+            if let p = previous?.crank, let c = m.crank, c.revolutions < p.revolutions { sawCrankWrap = true }
+            let out = derivation.update(m, receivedAt: time)
+            #expect(!out.warnings.contains(.implausibleSpeed) && !out.warnings.contains(.implausibleCadence), "at \(time)")
+            if out.speed == 0 { sawStop = true }
+            if out.warnings.contains(.rebaselined) { rebaselines += 1 }
+            first = first ?? m.wheel!.revolutions
+            last = m.wheel!.revolutions
+            if let speed = out.speed { #expect(speed <= 13.5) }
+            previous = m
+        }
+        #expect(sawWheelWrap && sawCrankWrap && sawStop)
+        // Distance equals the wheel revolutions × circumference, less what each restart after a
+        // stop (Δt > 10 s: re-baseline, by design) did not count.
+        let truth = Double(last &- first!) * sensor.wheelCircumference
+        #expect(truth > 20_000)
+        #expect(derivation.totalDistance <= truth + 1e-6)
+        #expect(truth - derivation.totalDistance <= Double(rebaselines) * 2 * sensor.wheelCircumference + 1e-6)
+    }
+
+    @Test func footPodDistanceWrapsAndIsCounted() throws {
+        var pod = SimulatedFootPod(index: 0, seed: 3, dropouts: .none)
+        var counter = CumulativeCounter.rscTotalDistance()
+        var wrapped = false
+        for (time, event) in pod.advance(to: 1800) {
+            guard case let .notification(.rscMeasurement, value) = event else { continue }
+            let m = try RSCMeasurement.decode(value)
+            if case .wrapped = counter.update(UInt64(m.totalDistanceRaw!), at: time) { wrapped = true }
+            #expect(m.speed > 1 && m.speed < 5)
+        }
+        #expect(wrapped)
+        let metres = Double(counter.total) / 10
+        #expect(metres > 1800 * 1.2 && metres < 1800 * 4.9)
+    }
+
+    @Test func dropoutsDisconnectThenReconnectWithReads() {
+        var strap = SimulatedHeartRateStrap(index: 0, seed: 9, dropouts: DropoutSchedule(meanInterval: 120, minimumDuration: 5, maximumDuration: 10))
+        var connected = true, drops = 0, connects = 0, notificationsWhileDown = 0, readsAfterReconnect = 0
+        var lastDrop = 0.0
+        for (time, event) in strap.advance(to: 3600) {
+            switch event {
+            case .disconnected:
+                #expect(connected)
+                connected = false
+                drops += 1
+                lastDrop = time
+            case .connected:
+                #expect(!connected || time == 0)
+                if time > 0 { #expect(time - lastDrop >= 5 && time - lastDrop <= 10) }
+                connected = true
+                connects += 1
+            case .notification: if !connected { notificationsWhileDown += 1 }
+            case .read: if connected { readsAfterReconnect += 1 }
+            }
+        }
+        #expect(drops > 5 && notificationsWhileDown == 0 && connects >= drops && readsAfterReconnect == 6 * connects)
+    }
+
+    @Test func advancingInSmallStepsEqualsOneBigStep() {
+        var a = SimulatedHeartRateStrap(index: 0, seed: 21)
+        var b = SimulatedHeartRateStrap(index: 0, seed: 21)
+        var small: [SimulatedEvent] = []
+        var t = 0.0
+        while t < 600 { t += 0.25; small += a.advance(to: t).map(\.event) }
+        #expect(small == b.advance(to: 600).map(\.event))
+    }
+}
