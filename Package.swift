@@ -18,7 +18,17 @@ let package = Package(
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
 
+        // Layer 3: domain model.
+        .target(name: "StrapModel"),
+
+        // Layer 4: store.
+        .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
+
         // Layer 6: executables.
-        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite"]),
+        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel"]),
+        .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
+
+        .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
+        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
     ]
 )
