@@ -18,17 +18,26 @@ let package = Package(
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
 
+        // Layer 3: domain model.
+        .target(name: "StrapModel"),
+
+        // Layer 4: store.
+        .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
+
         // Layer 5: I/O adapters.
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
 
         // Layer 6: executables and their testable command logic.
         .target(name: "StrapControl", dependencies: ["StrapGATT"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
-        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite"]),
+        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel"]),
+        .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures.
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
-        .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
+        .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
+        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
+        .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
     ]
 )

@@ -1,0 +1,127 @@
+import Foundation
+
+/// One stored measurement (spec §3.4, JSON shape §6). `start`/`end` are milliseconds.
+public struct Sample: Sendable, Hashable {
+    public var uuid: UUID
+    /// Assigned by the store when committed; 0 before.
+    public var anchor: UInt64
+    public var type: QuantityType
+    public var value: Double
+    public var start: Millis
+    public var end: Millis
+    public var device: Device
+    public var metadata: [String: String]
+    /// Reconstructed beat times (seconds since `start`) of a heartbeat series; empty otherwise.
+    public var beats: [Double]
+
+    public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil,
+                device: Device, metadata: [String: String] = [:], beats: [Double] = [],
+                uuid: UUID = UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), anchor: UInt64 = 0) {
+        self.uuid = uuid
+        self.anchor = anchor
+        self.type = type
+        self.value = value
+        self.start = start
+        self.end = end ?? start
+        self.device = device
+        self.metadata = metadata
+        self.beats = beats
+    }
+
+    public var startDate: Date { Date(millis: start) }
+    public var endDate: Date { Date(millis: end) }
+}
+
+extension Sample: Codable {
+    enum CodingKeys: String, CodingKey {
+        case uuid, anchor, type, value, unit, start, end, device, metadata, beats
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(anchor, forKey: .anchor)
+        try c.encode(type, forKey: .type)
+        if type == .heartbeatSeries { try c.encode(beats, forKey: .beats) } else {
+            try c.encode(value, forKey: .value)
+        }
+        try c.encode(type.unit, forKey: .unit)
+        try c.encode(RFC3339.string(start), forKey: .start)
+        try c.encode(RFC3339.string(end), forKey: .end)
+        try c.encode(device, forKey: .device)
+        try c.encode(metadata, forKey: .metadata)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        uuid = try c.decodeIfPresent(UUID.self, forKey: .uuid) ?? UUID()
+        anchor = try c.decodeIfPresent(UInt64.self, forKey: .anchor) ?? 0
+        type = try c.decode(QuantityType.self, forKey: .type)
+        beats = try c.decodeIfPresent([Double].self, forKey: .beats) ?? []
+        value = try c.decodeIfPresent(Double.self, forKey: .value) ?? Double(beats.count)
+        start = try c.decodeTime(.start)
+        end = c.contains(.end) ? try c.decodeTime(.end) : start
+        device = try c.decode(Device.self, forKey: .device)
+        metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+    }
+}
+
+/// A deleted object as anchored readers receive it: the deleted UUID, and the anchor of the
+/// tombstone entry (not of the deleted object).
+public struct DeletedObject: Codable, Sendable, Hashable {
+    public var uuid: UUID
+    public var anchor: UInt64
+    public var type: ObjectType
+    public init(uuid: UUID, anchor: UInt64, type: ObjectType) {
+        self.uuid = uuid; self.anchor = anchor; self.type = type
+    }
+}
+
+/// What an anchored query returns as added: samples and workouts, in anchor order.
+public enum StoredObject: Sendable, Hashable, Codable {
+    case sample(Sample)
+    case workout(Workout)
+
+    public var anchor: UInt64 {
+        switch self {
+        case .sample(let s): s.anchor
+        case .workout(let w): w.anchor
+        }
+    }
+
+    public var uuid: UUID {
+        switch self {
+        case .sample(let s): s.uuid
+        case .workout(let w): w.uuid
+        }
+    }
+
+    public var sample: Sample? { if case .sample(let s) = self { s } else { nil } }
+
+    public init(from decoder: Decoder) throws {
+        let probe = try decoder.container(keyedBy: Sample.CodingKeys.self)
+        if try probe.decode(String.self, forKey: .type) == "workout" {
+            self = .workout(try Workout(from: decoder))
+        } else {
+            self = .sample(try Sample(from: decoder))
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        switch self {
+        case .sample(let s): try s.encode(to: encoder)
+        case .workout(let w): try w.encode(to: encoder)
+        }
+    }
+}
+
+/// `samples.anchored`'s answer (spec §4.1/§6).
+public struct AnchoredResult: Codable, Sendable {
+    public var added: [StoredObject]
+    public var deleted: [DeletedObject]
+    /// Continue from here; never skips nor repeats an item.
+    public var anchor: UInt64
+    public init(added: [StoredObject], deleted: [DeletedObject], anchor: UInt64) {
+        self.added = added; self.deleted = deleted; self.anchor = anchor
+    }
+}

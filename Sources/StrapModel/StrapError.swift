@@ -1,0 +1,32 @@
+import Foundation
+
+/// Errors of the domain and the store, each mapping to a protocol error code (spec §6).
+public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The reader's anchor predates retention; `oldestValid` is the oldest anchor to pass.
+    case anchorExpired(oldestValid: UInt64)
+    case invalidOption(String)
+    case notFound(String)
+    case badRequest(String)
+    /// The store cannot write (disk full or I/O error); it keeps serving reads.
+    case unavailable(String)
+    case `internal`(String)
+
+    public var code: String {
+        switch self {
+        case .anchorExpired: "anchorExpired"
+        case .invalidOption: "invalidOption"
+        case .notFound: "notFound"
+        case .badRequest: "badRequest"
+        case .unavailable: "unavailable"
+        case .internal: "internal"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .anchorExpired(let a): "anchor expired; the oldest valid anchor is \(a)"
+        case .invalidOption(let m), .notFound(let m), .badRequest(let m),
+             .unavailable(let m), .internal(let m): m
+        }
+    }
+}

@@ -1,0 +1,119 @@
+import StrapModel
+
+/// On-disk constants and the segment header (docs/storage.md has the byte layout).
+enum Format {
+    static let segmentMagic: [UInt8] = Array("STRPSEG1".utf8)
+    static let indexMagic: [UInt8] = Array("STRPIDX1".utf8)
+    static let version: UInt16 = 1
+    static let headerSize = 44
+    /// A record body larger than this is taken as a damaged length, not a real record.
+    static let maxRecordBody = 64 << 20
+    static let checkpointEvery = 32 << 10
+
+    static func segmentName(_ firstAnchor: UInt64) -> String {
+        "seg-" + hex16(firstAnchor) + ".log"
+    }
+
+    static func indexName(_ firstAnchor: UInt64) -> String {
+        "seg-" + hex16(firstAnchor) + ".idx"
+    }
+
+    static func hex16(_ v: UInt64) -> String {
+        let s = String(v, radix: 16)
+        return String(repeating: "0", count: 16 - s.count) + s
+    }
+
+    /// Parses "seg-<16 hex>.log" into its first anchor.
+    static func parseSegmentName(_ name: String) -> UInt64? {
+        guard name.hasPrefix("seg-"), name.hasSuffix(".log"), name.utf8.count == 24 else { return nil }
+        return UInt64(name.dropFirst(4).prefix(16), radix: 16)
+    }
+}
+
+/// Record kinds. A reader skips kinds it does not know (advancing anchors by the frame's
+/// item count), so newer writers can add kinds without breaking older readers.
+enum RecordKind: UInt8 {
+    case stream = 1
+    case samples = 2
+    case tombstone = 3
+    case workout = 4
+}
+
+struct SegmentHeader: Equatable {
+    var storeID: UInt64
+    var firstAnchor: UInt64
+    var baseTime: Millis
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: Format.headerSize)
+        w.bytes += Format.segmentMagic
+        w.u16(Format.version)
+        w.u16(0)
+        w.u32(0)
+        w.u64(storeID)
+        w.u64(firstAnchor)
+        w.u64(UInt64(bitPattern: baseTime))
+        w.u32(crc32(w.bytes))
+        return w.bytes
+    }
+
+    enum Problem: Error { case short, magic, checksum, version(UInt16) }
+
+    static func decode(_ b: [UInt8]) -> Result<SegmentHeader, Problem> {
+        guard b.count >= Format.headerSize else { return .failure(.short) }
+        guard Array(b[0..<8]) == Format.segmentMagic else { return .failure(.magic) }
+        return b.withUnsafeBytes { raw in
+            var r = ByteReader(raw, from: 8, to: Format.headerSize)
+            let version = r.fixed(UInt16.self)!
+            _ = r.fixed(UInt16.self); _ = r.fixed(UInt32.self)
+            let sid = r.fixed(UInt64.self)!, first = r.fixed(UInt64.self)!
+            let base = Int64(bitPattern: r.fixed(UInt64.self)!)
+            let crc = r.fixed(UInt32.self)!
+            guard crc == crc32(UnsafeRawBufferPointer(rebasing: raw[0..<40])) else { return .failure(.checksum) }
+            guard version == Format.version else { return .failure(.version(version)) }
+            return .success(SegmentHeader(storeID: sid, firstAnchor: first, baseTime: base))
+        }
+    }
+}
+
+/// Record frame: varint body length, CRC-32 of the body (LE u32), body = kind, varint item
+/// count (anchors the record consumes), payload.
+enum Frame {
+    static func append(kind: RecordKind, items: Int, payload: [UInt8], to w: inout ByteWriter) {
+        var body = ByteWriter(capacity: payload.count + 6)
+        body.u8(kind.rawValue)
+        body.varint(UInt64(items))
+        body.bytes += payload
+        w.varint(UInt64(body.bytes.count))
+        w.u32(crc32(body.bytes))
+        w.bytes += body.bytes
+    }
+
+    struct Parsed {
+        var kind: UInt8
+        var items: Int
+        /// Offset of the record's first byte.
+        var start: Int
+        /// Payload range within the buffer.
+        var payload: Range<Int>
+        /// Offset just past the record.
+        var next: Int
+    }
+
+    enum Outcome { case record(Parsed), incomplete, damaged }
+
+    /// Parses the record at `pos`. `incomplete` means the buffer ends inside the record (a torn
+    /// tail when the buffer is the whole file); `damaged` means the checksum or framing is wrong.
+    static func parse(_ buf: UnsafeRawBufferPointer, at pos: Int, end: Int) -> Outcome {
+        var r = ByteReader(buf, from: pos, to: end)
+        guard let len = r.varint() else { return r.pos - pos >= 10 ? .damaged : .incomplete }
+        guard len > 0, len <= UInt64(Format.maxRecordBody) else { return .damaged }
+        guard let crc = r.fixed(UInt32.self) else { return .incomplete }
+        let bodyStart = r.pos, bodyEnd = bodyStart + Int(len)
+        guard bodyEnd <= end else { return .incomplete }
+        guard crc32(UnsafeRawBufferPointer(rebasing: buf[bodyStart..<bodyEnd])) == crc else { return .damaged }
+        var b = ByteReader(buf, from: bodyStart, to: bodyEnd)
+        guard let kind = b.u8(), let items = b.varint(), items < 1 << 40 else { return .damaged }
+        return .record(Parsed(kind: kind, items: Int(items), start: pos, payload: b.pos..<bodyEnd, next: bodyEnd))
+    }
+}

@@ -1,0 +1,135 @@
+import Glibc
+import Synchronization
+import StrapModel
+
+/// A read-only mapping of a file prefix; unmapped when the last query holding it is done.
+final class MappedFile: @unchecked Sendable {
+    let base: UnsafeRawPointer?
+    let count: Int
+
+    init(_ file: FileHandleFD, length: Int) throws(IOError) {
+        count = length
+        guard length > 0 else { base = nil; return }
+        let p = mmap(nil, length, PROT_READ, MAP_SHARED, file.fd, 0)
+        guard let p, p != MAP_FAILED else { throw IOError(op: "mmap", path: file.path, errno: errno) }
+        base = UnsafeRawPointer(p)
+    }
+
+    deinit { if let base { munmap(UnsafeMutableRawPointer(mutating: base), count) } }
+
+    var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+}
+
+/// One segment file as queries see it. Sealed segments are immutable; the open one grows
+/// and readers stop at the durable length the writer publishes.
+final class Segment: Sendable {
+    let header: SegmentHeader
+    let file: FileHandleFD
+    let indexPath: String
+    /// Set for sealed segments (from the index file or a rebuild).
+    let sealed: SegmentSummary?
+    private let indexHeader: IndexFile.Header?
+    private let detailCache: Mutex<SegmentDetail?>
+    /// Open segment only: bytes known durable (readable), and the live stream table/checkpoints.
+    let durableLength: Atomic<Int>
+    let live: Mutex<SegmentDetail>
+
+    init(header: SegmentHeader, file: FileHandleFD, indexPath: String, sealed: SegmentSummary?,
+         indexHeader: IndexFile.Header?, detail: SegmentDetail?, durableLength: Int) {
+        self.header = header
+        self.file = file
+        self.indexPath = indexPath
+        self.sealed = sealed
+        self.indexHeader = indexHeader
+        detailCache = Mutex(detail)
+        self.durableLength = Atomic(durableLength)
+        live = Mutex(detail ?? SegmentDetail())
+    }
+
+    var firstAnchor: UInt64 { header.firstAnchor }
+    var isSealed: Bool { sealed != nil }
+
+    /// Readable length: the whole sealed file, or the durable prefix of the open one.
+    var readableLength: Int { sealed?.length ?? durableLength.load(ordering: .acquiring) }
+
+    /// Streams and checkpoints (and rollups when sealed). A sealed segment whose index detail
+    /// is damaged is rescanned; nil when even that fails.
+    func detail(report: (String) -> Void) -> SegmentDetail {
+        guard isSealed else { return live.withLock { $0 } }
+        return detailCache.withLock { cached in
+            if let cached { return cached }
+            var d: SegmentDetail? = nil
+            if let h = indexHeader { d = IndexFile.readDetail(path: indexPath, header: h) }
+            if d == nil {
+                report("\(indexPath): index detail damaged, rebuilt from the segment")
+                if let map = try? MappedFile(file, length: sealed!.length) {
+                    var b = SegmentBuilder(firstAnchor: firstAnchor)
+                    _ = SegmentScan.recover(map.buffer, header: header, into: &b)
+                    d = b.detail()
+                }
+            }
+            cached = d ?? SegmentDetail()
+            return cached!
+        }
+    }
+
+    func map() throws(IOError) -> MappedFile { try MappedFile(file, length: readableLength) }
+}
+
+enum SegmentScan {
+    enum Stop: Equatable { case end, torn, damaged }
+
+    /// Walks records from `offset` (whose first item has `anchor`) to `end`. `visit` gets each
+    /// intact record and its first anchor; returning false stops. Returns where it stopped.
+    @inline(__always)
+    static func walk(_ buf: UnsafeRawBufferPointer, offset: Int, anchor: UInt64, end: Int,
+                     visit: (Frame.Parsed, UInt64) -> Bool) -> (offset: Int, anchor: UInt64, stop: Stop) {
+        var pos = offset, a = anchor
+        while pos < end {
+            switch Frame.parse(buf, at: pos, end: end) {
+            case .incomplete: return (pos, a, .torn)
+            case .damaged: return (pos, a, .damaged)
+            case .record(let rec):
+                if !visit(rec, a) { return (pos, a, .end) }
+                a += UInt64(rec.items)
+                pos = rec.next
+            }
+        }
+        return (pos, a, .end)
+    }
+
+    /// Scans a whole segment into `builder` (open-tail recovery and index rebuild). Returns
+    /// the end of the intact prefix and why the scan stopped. A record that frames correctly
+    /// but whose payload does not decode ends the intact prefix too.
+    static func recover(_ buf: UnsafeRawBufferPointer, header: SegmentHeader,
+                        into b: inout SegmentBuilder) -> (offset: Int, anchor: UInt64, stop: Stop) {
+        let uuids = UUIDScheme(storeID: header.storeID)
+        var bad = false
+        var r = walk(buf, offset: Format.headerSize, anchor: header.firstAnchor, end: buf.count) { rec, anchor in
+            b.recordStart(offset: rec.start, anchor: anchor)
+            var pr = ByteReader(buf, from: rec.payload.lowerBound, to: rec.payload.upperBound)
+            switch RecordKind(rawValue: rec.kind) {
+            case .stream:
+                guard let s = RecordCodec.decodeStream(&pr) else { bad = true; return false }
+                b.addStream(s)
+            case .samples:
+                var added = 0
+                let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: anchor,
+                                                   segmentBase: header.baseTime, streams: b.streams,
+                                                   uuids: uuids) { s, stream in
+                    b.add(s, stream: stream); added += 1; return true
+                }
+                guard ok, added == rec.items else { bad = true; return false }
+            case .tombstone:
+                guard let ranges = RecordCodec.decodeTombstone(&pr) else { bad = true; return false }
+                b.addTombstone(ranges)
+            case .workout, .none:
+                break
+            }
+            return true
+        }
+        if bad { r.stop = .damaged }
+        b.finish(nextAnchor: r.anchor, length: r.offset)
+        return r
+    }
+}

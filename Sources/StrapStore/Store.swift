@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+import Glibc
+import Synchronization
+import StrapModel
+
+/// The append-only sample store (spec §4). One writer (a serial queue owns the open
+/// segment), any number of concurrent readers over immutable sealed segments and the
+/// durable prefix of the open one.
+public final class Store: Sendable {
+    public let config: StoreConfig
+    let shared: StoreShared
+    let uuids: UUIDScheme
+    private let queue = DispatchQueue(label: "strapd.store.writer")
+    private let writer: StoreWriter
+    /// Held by whoever fsyncs; the group-commit leader syncs for everyone waiting.
+    private let syncLock = Mutex<Void>(())
+    private let deleteLock = Mutex<Void>(())
+    private let timer = TimerBox()
+
+    init(config: StoreConfig, storeID: UInt64, shared: StoreShared, writer: StoreWriter) {
+        self.config = config
+        self.shared = shared
+        self.writer = writer
+        uuids = UUIDScheme(storeID: storeID)
+    }
+
+    /// Opens (creating if needed) the store in `config.directory`: sealed segments are
+    /// trusted through their indexes, only the open tail is verified and a torn tail cut off.
+    public static func open(_ config: StoreConfig) throws(StrapError) -> Store {
+        let store: Store
+        do throws(IOError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
+            throw .unavailable("cannot open store: \(error)")
+        }
+        if case .interval(let seconds) = config.sync {
+            let t = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+            let ms = max(1, Int(seconds * 1000))
+            t.schedule(deadline: .now() + .milliseconds(ms), repeating: .milliseconds(ms))
+            t.setEventHandler { @Sendable [weak store] in try? store?.sync() }
+            t.resume()
+            store.timer.set(t)
+        }
+        try? store.applyRetention()
+        return store
+    }
+
+    /// Stops the sync timer and makes everything written durable; wakes followers.
+    public func close() {
+        timer.set(nil)
+        try? sync()
+        shared.close()
+    }
+
+    deinit { timer.set(nil) }
+
+    // MARK: writing
+
+    /// Appends samples in order and returns them with their UUIDs and anchors. Durable on
+    /// return with `sync = always`. Throws `unavailable` (store degraded) when the disk is full;
+    /// then nothing of this batch is stored.
+    @discardableResult
+    public func append(_ samples: [Sample]) throws(StrapError) -> [Sample] {
+        let first = try onWriter { w throws(StrapError) in try w.append(samples) }
+        if config.sync == .always { try sync() }
+        var out = samples
+        for i in out.indices {
+            out[i].anchor = first + UInt64(i)
+            out[i].uuid = uuids.uuid(for: out[i].anchor)
+        }
+        return out
+    }
+
+    /// Appends without building the returned samples (the daemon's and benchmark's path).
+    /// Returns the first anchor assigned.
+    @discardableResult
+    public func appendBatch(_ samples: [Sample]) throws(StrapError) -> UInt64 {
+        let first = try onWriter { w throws(StrapError) in try w.append(samples) }
+        if config.sync == .always { try sync() }
+        return first
+    }
+
+    /// Stores a workout object; returns it with its UUID and anchor. Always synced.
+    public func save(_ workout: Workout) throws(StrapError) -> Workout {
+        let anchor = try onWriter { w throws(StrapError) in try w.appendWorkout(workout) }
+        try sync()
+        var out = workout
+        out.anchor = anchor
+        out.uuid = uuids.uuid(for: anchor)
+        return out
+    }
+
+    /// Makes everything written so far durable (fdatasync) and visible to anchored readers.
+    /// Concurrent callers share one fdatasync.
+    public func sync() throws(StrapError) {
+        let target = queue.sync { writer.position }
+        if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }
+        try syncLock.withLock { _ throws(StrapError) in
+            if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }
+            // Lead the group: cover everything written up to now, not only our own records.
+            let pos = queue.sync { writer.position }
+            do throws(IOError) { try pos.segment.file.sync() } catch { throw shared.degrade(error) }
+            shared.publishDurable(pos)
+        }
+    }
+
+    func onWriter<T>(_ body: (StoreWriter) throws(StrapError) -> T) throws(StrapError) -> T {
+        let r: Result<T, StrapError> = queue.sync {
+            do throws(StrapError) { return .success(try body(writer)) } catch { return .failure(error) }
+        }
+        return try r.get()
+    }
+
+    // MARK: deletion
+
+    /// Deletes objects by UUID (writes a tombstone, synced). Unknown or already deleted UUIDs
+    /// are `notFound` when none of them exists; returns how many were deleted.
+    @discardableResult
+    public func delete(uuids list: [UUID]) throws(StrapError) -> Int {
+        try deleteLock.withLock { _ throws(StrapError) -> Int in
+            try sync()
+            var targets: [(UInt8, UInt64)] = []
+            for u in list {
+                guard let a = uuids.anchor(of: u), let obj = try object(at: a) else { continue }
+                switch obj {
+                case .sample(let s): targets.append((s.type.code, a))
+                case .workout: targets.append((0, a))
+                }
+            }
+            if targets.isEmpty && !list.isEmpty { throw .notFound("no such object") }
+            return try writeTombstone(targets)
+        }
+    }
+
+    /// Deletes every sample matching `predicate`; returns how many.
+    @discardableResult
+    public func delete(matching predicate: SamplePredicate) throws(StrapError) -> Int {
+        try deleteLock.withLock { _ throws(StrapError) -> Int in
+            try sync()
+            let found = try samples(matching: predicate)
+            return try writeTombstone(found.map { ($0.type.code, $0.anchor) })
+        }
+    }
+
+    private func writeTombstone(_ targets: [(UInt8, UInt64)]) throws(StrapError) -> Int {
+        guard !targets.isEmpty else { return 0 }
+        var ranges: [RecordCodec.DeletedRange] = []
+        for (t, a) in Set(targets.map { [UInt64($0.0), $0.1] }).map({ (UInt8($0[0]), $0[1]) }).sorted(by: { $0.1 < $1.1 }) {
+            if let last = ranges.last, last.typeCode == t, last.first + last.count == a {
+                ranges[ranges.count - 1].count += 1
+            } else {
+                ranges.append(.init(typeCode: t, first: a, count: 1))
+            }
+        }
+        _ = try onWriter { w throws(StrapError) in try w.appendTombstone(ranges) }
+        try sync()
+        shared.published.withLock { $0.deleted.insert(ranges) }
+        return ranges.reduce(0) { $0 + Int($1.count) }
+    }
+
+    // MARK: retention and status
+
+    /// Drops whole sealed segments whose newest sample ended before `now - retention`.
+    public func applyRetention(now: Millis? = nil) throws(StrapError) {
+        guard config.retention > 0 else { return }
+        let cutoff = (now ?? Millis(StoreWriter.now() * 1000)) - config.retention
+        let dropped = queue.sync { () -> [Segment] in
+            shared.published.withLock { s -> [Segment] in
+                var n = 0
+                while n < s.segments.count - 1, let sum = s.segments[n].sealed, sum.maxEnd < cutoff { n += 1 }
+                guard n > 0 else { return [] }
+                let gone = Array(s.segments[0..<n])
+                s.segments.removeFirst(n)
+                s.oldest = s.segments[0].firstAnchor
+                s.deleted.drop(below: s.oldest)
+                return gone
+            }
+        }
+        for seg in dropped {
+            FS.unlink(seg.indexPath)
+            FS.unlink(config.directory + "/" + Format.segmentName(seg.firstAnchor))
+        }
+        if !dropped.isEmpty { FS.syncDirectory(config.directory) }
+    }
+
+    public var status: StoreStatus {
+        let s = shared.snapshot
+        return StoreStatus(degraded: shared.degraded, damage: shared.damage, oldestAnchor: s.oldest,
+                           latestAnchor: s.durableNext - 1, segments: s.segments.count)
+    }
+
+    /// The anchor of the newest durable item (0 when empty).
+    public var latestAnchor: UInt64 { shared.snapshot.durableNext - 1 }
+
+    /// Seals the open segment now (tests and tools; the writer rolls on its own).
+    public func seal() throws(StrapError) {
+        try onWriter { w throws(StrapError) in
+            if w.nextAnchor > w.segment.firstAnchor { try w.roll(baseTime: Millis(StoreWriter.now() * 1000)) }
+        }
+        try sync()
+    }
+}
+
+/// DispatchSourceTimer is not Sendable; this box only ever cancels/replaces it under a lock.
+final class TimerBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var timer: DispatchSourceTimer?
+
+    func set(_ t: DispatchSourceTimer?) {
+        lock.lock(); defer { lock.unlock() }
+        timer?.cancel()
+        timer = t
+    }
+}

@@ -1,0 +1,104 @@
+import Synchronization
+import StrapModel
+
+/// What readers see: the segment list, how far the log is durable, retention's floor, and
+/// the deleted anchors. Replaced under a short lock; queries work on a copy.
+struct Published: Sendable {
+    var segments: [Segment]
+    /// Anchors below this are durable and visible to anchored readers.
+    var durableNext: UInt64
+    /// The first anchor still retained.
+    var oldest: UInt64
+    var deleted: DeletedSet
+}
+
+/// State shared between the writer, the sync path and readers.
+final class StoreShared: Sendable {
+    let published: Mutex<Published>
+    private let health = Mutex<(degraded: String?, damage: [String])>((nil, []))
+    private let waiters = Mutex<(next: Int, list: [Int: CheckedContinuation<Void, Never>], closed: Bool)>((0, [:], false))
+
+    init(_ p: Published) { published = Mutex(p) }
+
+    var snapshot: Published { published.withLock { $0 } }
+
+    func publishDurable(_ p: LogPosition) {
+        var cur = p.segment.durableLength.load(ordering: .relaxed)
+        while cur < p.offset {
+            let (done, seen) = p.segment.durableLength.compareExchange(expected: cur, desired: p.offset,
+                                                                       ordering: .releasing)
+            if done { break }
+            cur = seen
+        }
+        let advanced = published.withLock { s -> Bool in
+            guard p.nextAnchor > s.durableNext else { return false }
+            s.durableNext = p.nextAnchor
+            return true
+        }
+        if advanced { wakeAll() }
+    }
+
+    func replaceOpenSegment(sealed: Segment, open: Segment, durableNext: UInt64) {
+        published.withLock { s in
+            if let i = s.segments.lastIndex(where: { $0.firstAnchor == sealed.firstAnchor }) {
+                s.segments[i] = sealed
+            }
+            s.segments.append(open)
+            s.durableNext = max(s.durableNext, durableNext)
+        }
+        wakeAll()
+    }
+
+    // MARK: health
+
+    func degrade(_ e: IOError) -> StrapError {
+        let why = e.isNoSpace ? "disk full: \(e)" : "I/O error: \(e)"
+        health.withLock { $0.degraded = why }
+        return .unavailable(why)
+    }
+
+    func clearDegraded() {
+        health.withLock { if $0.degraded != nil { $0.degraded = nil } }
+    }
+
+    func report(_ problem: String) {
+        health.withLock { if !$0.damage.contains(problem) { $0.damage.append(problem) } }
+    }
+
+    var degraded: String? { health.withLock { $0.degraded } }
+    var damage: [String] { health.withLock { $0.damage } }
+
+    // MARK: waiting for new durable records (follow mode)
+
+    /// Returns once the durable end passes `anchor`, the task is cancelled, or the store closes.
+    func waitDurable(beyond anchor: UInt64) async {
+        let id = waiters.withLock { w -> Int in w.next += 1; return w.next }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                let resumeNow = waiters.withLock { w -> Bool in
+                    if w.closed || Task.isCancelled { return true }
+                    if published.withLock({ $0.durableNext > anchor + 1 }) { return true }
+                    w.list[id] = c
+                    return false
+                }
+                if resumeNow { c.resume() }
+            }
+        } onCancel: {
+            waiters.withLock { $0.list.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    func wakeAll() {
+        let list = waiters.withLock { w -> [CheckedContinuation<Void, Never>] in
+            let l = Array(w.list.values); w.list.removeAll(); return l
+        }
+        for c in list { c.resume() }
+    }
+
+    func close() {
+        waiters.withLock { $0.closed = true }
+        wakeAll()
+    }
+
+    var isClosed: Bool { waiters.withLock { $0.closed } }
+}

@@ -1,0 +1,205 @@
+import Glibc
+import StrapModel
+
+/// Where the log ends after a write: what a sync must cover.
+struct LogPosition {
+    var segment: Segment
+    var offset: Int
+    var nextAnchor: UInt64
+}
+
+/// The single owner of the open segment. Confined to the store's serial write queue; it
+/// never blocks readers, who see only what `Store` publishes after durability.
+final class StoreWriter: @unchecked Sendable {
+    private struct StreamKey: Hashable { var type: QuantityType; var device: Device }
+
+    let config: StoreConfig
+    let storeID: UInt64
+    let shared: StoreShared
+    private(set) var segment: Segment
+    private var builder: SegmentBuilder
+    private(set) var offset: Int
+    private(set) var nextAnchor: UInt64
+    private var streamIDs: [StreamKey: Int] = [:]
+    private var lastStream: (device: Device, type: QuantityType, id: Int)?
+    private var openedAt: Double
+
+    init(config: StoreConfig, storeID: UInt64, shared: StoreShared, segment: Segment,
+         builder: SegmentBuilder, offset: Int) {
+        self.config = config
+        self.storeID = storeID
+        self.shared = shared
+        self.segment = segment
+        self.builder = builder
+        self.offset = offset
+        nextAnchor = builder.summary.nextAnchor
+        openedAt = Self.now()
+        for case let s? in builder.streams { streamIDs[StreamKey(type: s.type, device: s.device)] = s.id }
+    }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    var position: LogPosition { LogPosition(segment: segment, offset: offset, nextAnchor: nextAnchor) }
+
+    // MARK: appends
+
+    /// Appends samples as one write; returns the first anchor. On failure nothing is appended.
+    func append(_ samples: [Sample]) throws(StrapError) -> UInt64 {
+        guard !samples.isEmpty else { return nextAnchor }
+        try rollIfNeeded(baseTime: samples[0].start)
+        var newStreams: [StreamDef] = []
+        var nextStreamID = builder.streams.count
+        var pairs: [(stream: Int, sample: Sample)] = []
+        pairs.reserveCapacity(samples.count)
+        for s in samples {
+            if let l = lastStream, l.device === s.device, l.type == s.type {
+                pairs.append((l.id, s)); continue
+            }
+            let key = StreamKey(type: s.type, device: s.device)
+            var id = streamIDs[key] ?? newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id
+            if id == nil {
+                id = nextStreamID
+                newStreams.append(StreamDef(id: nextStreamID, type: s.type, device: s.device))
+                nextStreamID += 1
+            }
+            pairs.append((id!, s))
+            if streamIDs[key] != nil { lastStream = (s.device, s.type, id!) }
+        }
+
+        var w = ByteWriter(capacity: samples.count * 6 + 64)
+        var recordStarts: [(Int, UInt64)] = []
+        for s in newStreams {
+            recordStarts.append((w.bytes.count, nextAnchor))
+            Frame.append(kind: .stream, items: 0, payload: RecordCodec.encodeStream(s), to: &w)
+        }
+        var i = 0
+        let chunk = max(1, config.recordMaxSamples)
+        while i < pairs.count {
+            let j = min(pairs.count, i + chunk)
+            recordStarts.append((w.bytes.count, nextAnchor + UInt64(i)))
+            var payload = ByteWriter(capacity: (j - i) * 5 + 8)
+            RecordCodec.encodeSamples(pairs[i..<j], segmentBase: segment.header.baseTime, into: &payload)
+            Frame.append(kind: .samples, items: j - i, payload: payload.bytes, to: &w)
+            i = j
+        }
+        try write(w.bytes)
+
+        for s in newStreams {
+            builder.addStream(s)
+            streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
+        }
+        for (off, a) in recordStarts { builder.recordStart(offset: offset + off, anchor: a) }
+        let first = nextAnchor
+        for (k, p) in pairs.enumerated() {
+            var s = p.sample
+            s.anchor = first + UInt64(k)
+            builder.add(s, stream: p.stream)
+        }
+        advance(bytes: w.bytes.count, items: pairs.count, newStreams: !newStreams.isEmpty)
+        return first
+    }
+
+    func appendTombstone(_ ranges: [RecordCodec.DeletedRange]) throws(StrapError) -> UInt64 {
+        let items = ranges.reduce(0) { $0 + Int($1.count) }
+        try rollIfNeeded(baseTime: Millis(Self.now() * 1000))
+        var w = ByteWriter()
+        Frame.append(kind: .tombstone, items: items, payload: RecordCodec.encodeTombstone(ranges), to: &w)
+        try write(w.bytes)
+        builder.recordStart(offset: offset, anchor: nextAnchor)
+        builder.addTombstone(ranges)
+        let first = nextAnchor
+        advance(bytes: w.bytes.count, items: items, newStreams: false)
+        return first
+    }
+
+    func appendWorkout(_ workout: Workout) throws(StrapError) -> UInt64 {
+        try rollIfNeeded(baseTime: workout.start)
+        var w = ByteWriter()
+        Frame.append(kind: .workout, items: 1, payload: RecordCodec.encodeWorkout(workout), to: &w)
+        try write(w.bytes)
+        builder.recordStart(offset: offset, anchor: nextAnchor)
+        let first = nextAnchor
+        advance(bytes: w.bytes.count, items: 1, newStreams: false)
+        return first
+    }
+
+    private func advance(bytes: Int, items: Int, newStreams: Bool) {
+        offset += bytes
+        nextAnchor += UInt64(items)
+        builder.finish(nextAnchor: nextAnchor, length: offset)
+        let streams = builder.streams, checkpoints = builder.checkpoints
+        segment.live.withLock { d in
+            if newStreams { d.streams = streams }
+            if d.checkpoints.count != checkpoints.count { d.checkpoints = checkpoints }
+        }
+        if config.sync == .none { shared.publishDurable(position) }
+    }
+
+    /// Writes at the end of the open segment. On failure (ENOSPC above all) the partial
+    /// write is cut off again, so the log stays a clean prefix, and the store turns degraded.
+    private func write(_ bytes: [UInt8]) throws(StrapError) {
+        do throws(IOError) {
+            try segment.file.pwriteAll(bytes, at: offset)
+            shared.clearDegraded()
+        } catch {
+            try? segment.file.truncate(to: offset)
+            throw shared.degrade(error)
+        }
+    }
+
+    // MARK: segments
+
+    private func rollIfNeeded(baseTime: Millis) throws(StrapError) {
+        let items = Int(nextAnchor - segment.firstAnchor)
+        guard items > 0 else { return }
+        if items >= config.segmentMaxItems || offset >= config.segmentMaxBytes
+            || Self.now() - openedAt >= config.segmentMaxAge {
+            try roll(baseTime: baseTime)
+        }
+    }
+
+    /// Seals the open segment and starts the next: the old log is fsynced, the new segment
+    /// exists (header fsynced), then the old index is written. A crash at any point leaves
+    /// either no index (rebuilt at open) or a complete one.
+    func roll(baseTime: Millis) throws(StrapError) {
+        let dir = config.directory
+        let header = SegmentHeader(storeID: storeID, firstAnchor: nextAnchor, baseTime: baseTime)
+        let path = dir + "/" + Format.segmentName(nextAnchor)
+        let newFile: FileHandleFD
+        do throws(IOError) {
+            try segment.file.sync()
+            newFile = try FileHandleFD(path: path, flags: O_RDWR | O_CREAT | O_TRUNC)
+            do throws(IOError) {
+                try newFile.pwriteAll(header.encode(), at: 0)
+                try newFile.sync()
+                var b = builder
+                let detail = b.detail()
+                try FS.writeAtomically(IndexFile.encode(storeID: storeID, summary: b.summary, detail: detail),
+                                       to: segment.indexPath)
+                FS.syncDirectory(dir)
+                let ih = IndexFile.readSummary(path: segment.indexPath)
+                let sealed = Segment(header: segment.header, file: segment.file, indexPath: segment.indexPath,
+                                     sealed: b.summary, indexHeader: ih, detail: detail, durableLength: offset)
+                let open = Segment(header: header, file: newFile, indexPath: dir + "/" + Format.indexName(nextAnchor),
+                                   sealed: nil, indexHeader: nil, detail: nil, durableLength: Format.headerSize)
+                shared.replaceOpenSegment(sealed: sealed, open: open, durableNext: nextAnchor)
+                segment = open
+            } catch {
+                FS.unlink(path)
+                throw error
+            }
+        } catch {
+            throw shared.degrade(error)
+        }
+        builder = SegmentBuilder(firstAnchor: nextAnchor)
+        offset = Format.headerSize
+        streamIDs = [:]
+        lastStream = nil
+        openedAt = Self.now()
+        shared.clearDegraded()
+    }
+}

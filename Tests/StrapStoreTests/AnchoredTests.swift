@@ -1,0 +1,102 @@
+import Foundation
+import Testing
+@testable import StrapStore
+import StrapModel
+
+@Suite struct AnchoredTests {
+    @Test func appendReopenRoundTrip() throws {
+        let dir = TempDir()
+        var samples = Fixtures.heartRate(count: 5000)
+        samples[7].metadata = ["k": "v"]
+        samples[8].value = 72.125
+        samples[9].value = .pi
+        samples[10].end = samples[10].start + 1500
+        samples.append(Sample(type: .heartbeatSeries, value: 3, start: Fixtures.t0 + 5_000_000,
+                              device: Fixtures.tickr, beats: [0.1, 0.9, 1.7]))
+        samples.append(Sample(type: .cyclingSpeed, value: -0.0, start: Fixtures.t0 - 1, device: Fixtures.csc))
+        let stored: [Sample]
+        do {
+            let store = try Store.open(config(dir, sync: .always))
+            stored = try store.append(samples)
+            store.close()
+        }
+        let store = try Store.open(config(dir))
+        let all = try readAll(store, limit: 777)
+        #expect(all.added.compactMap(\.sample) == stored)
+        #expect(all.anchor == UInt64(samples.count))
+        #expect(stored.map(\.anchor) == Array(1...UInt64(samples.count)))
+        #expect(store.status.damage.isEmpty)
+    }
+
+    @Test func pagingAgainstConcurrentWriterNeverSkipsOrRepeats() async throws {
+        let dir = TempDir()
+        var cfg = config(dir, sync: .interval(0.005))
+        cfg.segmentMaxItems = 3000
+        let store = try Store.open(cfg)
+        let total = 60_000
+        let writer = Task.detached {
+            var i = 0
+            while i < total {
+                let n = min(total - i, Int.random(in: 1...400))
+                try store.appendBatch(Fixtures.heartRate(count: n, start: Fixtures.t0 + Millis(i) * 1000, offset: i))
+                i += n
+            }
+            try store.sync()
+        }
+        var seen: [UInt64] = []
+        var anchor: UInt64 = 0
+        while seen.count < total {
+            let r = try store.anchored(types: [.quantity(.heartRate)], anchor: anchor, limit: Int.random(in: 1...700))
+            #expect(r.anchor >= anchor)
+            seen += r.added.map(\.anchor)
+            for o in r.added {
+                let s = try #require(o.sample)
+                #expect(s.value == Double(60 + Int(s.anchor - 1) % 120))
+            }
+            anchor = r.anchor
+            await Task.yield()
+        }
+        try await writer.value
+        #expect(seen == Array(1...UInt64(total)))
+        #expect(try store.anchored(anchor: anchor).added.isEmpty)
+        store.close()
+    }
+
+    @Test func deletionByUUIDAndPredicateReachesAnchoredReaders() throws {
+        let dir = TempDir()
+        let store = try Store.open(config(dir, sync: .always))
+        let stored = try store.append(Fixtures.heartRate(count: 100))
+        let before = try readAll(store)
+        #expect(before.added.count == 100)
+        #expect(try store.delete(uuids: [stored[3].uuid, stored[4].uuid]) == 2)
+        #expect(throws: StrapError.self) { try store.delete(uuids: [UUID()]) }
+        let n = try store.delete(matching: .value(min: 170, max: nil))
+        #expect(n == stored.filter { $0.value >= 170 && $0.anchor != 4 && $0.anchor != 5 }.count)
+        let after = try store.anchored(anchor: before.anchor)
+        #expect(after.added.isEmpty)
+        #expect(Set(after.deleted.map(\.uuid)) == Set(stored.filter { $0.value >= 170 || $0.anchor == 4 || $0.anchor == 5 }.map(\.uuid)))
+        #expect(Set(after.deleted.map(\.anchor)).count == after.deleted.count)
+        let fresh = try readAll(store)
+        #expect(fresh.added.count == 100 - after.deleted.count)
+        #expect(try store.samples(matching: .all).count == fresh.added.count)
+        store.close()
+        let reopened = try Store.open(config(dir))
+        #expect(try reopened.samples().count == fresh.added.count)
+    }
+
+    @Test func workoutsAreStoredObjectsAndPredicates() throws {
+        let dir = TempDir()
+        let store = try Store.open(config(dir, sync: .always))
+        try store.append(Fixtures.heartRate(count: 600) + Fixtures.heartRate(count: 600, device: Fixtures.tickr))
+        let w = try store.save(Workout(activityType: "running", locationType: .outdoor, start: Fixtures.t0 + 60_000,
+                                       end: Fixtures.t0 + 120_000, deviceIDs: [Fixtures.strap.id]))
+        let r = try store.anchored(types: [.workout])
+        #expect(r.added == [.workout(w)])
+        let inWorkout = try store.samples(matching: .workout(w.uuid))
+        #expect(inWorkout.count == 60)
+        #expect(inWorkout.allSatisfy { $0.device.id == Fixtures.strap.id })
+        #expect(throws: StrapError.notFound("no workout \(UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1)))")) {
+            try store.samples(matching: .workout(UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1))))
+        }
+    }
+}
