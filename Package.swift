@@ -24,6 +24,9 @@ let package = Package(
         // Layer 4: store.
         .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
 
+        // Layer 4: ingest (decode → derive → samples).
+        .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
+
         // Layer 5: I/O adapters.
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
 
@@ -37,6 +40,7 @@ let package = Package(
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
+        .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
     ]

@@ -1,0 +1,93 @@
+import StrapGATT
+import StrapModel
+
+extension DeviceIngest {
+    mutating func heartRate(_ m: HeartRateMeasurement, wall: Millis, monotonic: Double, into out: inout Output) {
+        if m.contact != contact {
+            contact = m.contact
+            out.changes.append(.contact(m.contact))
+            out.samples.append(sample(.sensorContact, Double(m.contact.rawValue), wall, metadata: ["state": m.contact.name]))
+        }
+        // HR 0 is "no reading" on many straps: stored, flagged, never silently dropped.
+        var metadata = m.isNoReading ? ["quality": "noReading"] : [:]
+        if m.contact == .notDetected { metadata["contact"] = "notDetected" }
+        out.samples.append(sample(.heartRate, Double(m.heartRate), wall, metadata: metadata))
+
+        if let rr = m.rrIntervals, !rr.isEmpty {
+            let beats = timeline.append(rrIntervals: rr, receivedAt: monotonic)
+            // Beat times are reconstructed on the monotonic clock; place them on the wall clock
+            // through this packet's receive time, and keep offsets relative to the first beat.
+            let offset = Double(wall) / 1000 - monotonic
+            let first = beats[0].time
+            var meta = ["rr": rr.map(String.init).joined(separator: ",")]
+            if beats[0].gapBefore { meta["gapBefore"] = "true" }
+            if beats.contains(where: \.adjusted) { meta["adjusted"] = "true" }
+            out.samples.append(sample(.heartbeatSeries, Double(beats.count), Millis(((first + offset) * 1000).rounded()),
+                                      end: Millis(((beats[beats.count - 1].time + offset) * 1000).rounded()),
+                                      metadata: meta, beats: beats.map { $0.time - first }))
+        }
+
+        if let raw = m.energyExpended {
+            let start = lastEnergyTime ?? wall
+            lastEnergyTime = wall
+            switch energy.update(UInt64(raw), at: monotonic) {
+            case .baseline: break
+            case let .advanced(by: kj), let .wrapped(by: kj), let .reset(by: kj):
+                if kj > 0 {
+                    let meta = ["raw": String(raw)]
+                    out.samples.append(sample(.energyExpended, Double(kj), start, end: wall, metadata: meta))
+                    out.samples.append(sample(.activeEnergy, Double(kj) / 4.184, start, end: wall,
+                                              metadata: ["source": "sensorEnergyExpended"]))
+                }
+            case .saturated:
+                out.changes.append(.energySaturated)
+            }
+        }
+    }
+
+    mutating func cycling(_ m: CSCMeasurement, wall: Millis, monotonic: Double, into out: inout Output) {
+        let d = csc.update(m, receivedAt: monotonic)
+        let start = lastCSCTime ?? wall
+        lastCSCTime = wall
+        let meta = d.warnings.isEmpty ? [:] : ["warnings": d.warnings.names.joined(separator: ",")]
+        if let speed = d.speed { out.samples.append(sample(.cyclingSpeed, speed, wall, metadata: meta)) }
+        if let cadence = d.cadence { out.samples.append(sample(.cyclingCadence, cadence, wall, metadata: meta)) }
+        if d.distanceDelta > 0 {
+            out.samples.append(sample(.cyclingDistance, d.distanceDelta, start, end: wall))
+        }
+    }
+
+    mutating func running(_ m: RSCMeasurement, wall: Millis, monotonic: Double, into out: inout Output) {
+        let start = lastRSCTime ?? wall
+        lastRSCTime = wall
+        let meta = ["running": m.isRunning ? "true" : "false"]
+        out.samples.append(sample(.runningSpeed, m.speed, wall, metadata: meta))
+        out.samples.append(sample(.runningCadence, Double(m.cadence), wall,
+                                  metadata: settings.cadenceIsStepsPerMinute ? ["cadenceUnit": "steps"] : [:]))
+        if let stride = m.strideLength { out.samples.append(sample(.strideLength, stride, wall)) }
+        if let raw = m.totalDistanceRaw {
+            switch runningDistance.update(UInt64(raw), at: monotonic) {
+            case .baseline, .saturated: break
+            case let .advanced(by: dm), let .wrapped(by: dm), let .reset(by: dm):
+                if dm > 0 { out.samples.append(sample(.runningDistance, Double(dm) / 10, start, end: wall)) }
+            }
+        }
+    }
+}
+
+extension Device {
+    /// A copy with one Device Information string set, or nil when nothing changed.
+    func with(_ characteristic: GATTCharacteristic, _ text: String) -> Device? {
+        var manufacturer = self.manufacturer, model = self.model, serial = self.serial, firmware = self.firmware
+        switch characteristic {
+        case .manufacturerName: manufacturer = text
+        case .modelNumber: model = text
+        case .serialNumber: serial = text
+        case .firmwareRevision: firmware = text
+        default: return nil
+        }
+        let updated = Device(id: id, address: address, name: name, manufacturer: manufacturer, model: model,
+                             serial: serial, firmware: firmware)
+        return updated == self ? nil : updated
+    }
+}
