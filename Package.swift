@@ -29,6 +29,7 @@ let package = Package(
 
         // Layer 5: I/O adapters.
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
+        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT"]),
 
         // Layer 6: executables and their testable command logic.
         .target(name: "StrapControl", dependencies: ["StrapGATT"]),
@@ -42,6 +43,7 @@ let package = Package(
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
+        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
     ]
 )

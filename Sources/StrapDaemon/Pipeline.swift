@@ -1,0 +1,119 @@
+import Dispatch
+import StrapIngest
+import StrapModel
+import Synchronization
+
+/// decode → derive → (live fan-out, store) on Dispatch queues (spec §2).
+///
+/// Sources call `submit` from their own queues. The hop onto the ingest queue is bounded by
+/// an atomic in-flight count, so a flood (or a stalled store) drops at the door with a count
+/// instead of growing memory; nothing on the hot path takes a lock. All per-device state
+/// lives on the ingest queue.
+public final class Pipeline: @unchecked Sendable {
+    public struct Counters: Sendable, Equatable {
+        public var events = 0
+        public var samples = 0
+        public var rejected = 0
+        public var dropped = 0
+    }
+
+    public let queue = DispatchQueue(label: "strapd.pipeline.ingest")
+    public let capacity: Int
+    let storeStage: StoreStage
+    let live: LiveHub
+    let identity: @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings)
+    private let inFlight = Atomic<Int>(0)
+    private let eventCount = Atomic<Int>(0)
+    private let sampleCount = Atomic<Int>(0)
+    private let rejectedCount = Atomic<Int>(0)
+    private let droppedCount = Atomic<Int>(0)
+    /// Confined to `queue`.
+    private var ingests: [SensorAddress: DeviceIngest] = [:]
+    private var names: [SensorAddress: String] = [:]
+    /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
+    var onRejected: (@Sendable (SensorAddress, String) -> Void)?
+    /// Called on `queue` for device changes the daemon acts on (energy saturated, identity).
+    var onChange: (@Sendable (SensorAddress, DeviceIngest.Change) -> Void)?
+    /// A tap for `--record`: every event as submitted, before decoding.
+    var recorder: (@Sendable (SensorEvent) -> Void)?
+
+    init(capacity: Int = 65_536, storeStage: StoreStage, live: LiveHub,
+         identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings)) {
+        self.capacity = capacity
+        self.storeStage = storeStage
+        self.live = live
+        self.identity = identity
+    }
+
+    /// Hands an event to the pipeline. Returns false (and counts it) when the pipeline is
+    /// `capacity` events behind.
+    @discardableResult
+    public func submit(_ event: SensorEvent) -> Bool {
+        if inFlight.add(1, ordering: .relaxed).newValue > capacity {
+            inFlight.subtract(1, ordering: .relaxed)
+            droppedCount.add(1, ordering: .relaxed)
+            return false
+        }
+        recorder?(event)
+        queue.async { [self] in
+            inFlight.subtract(1, ordering: .relaxed)
+            process(event)
+        }
+        return true
+    }
+
+    /// Submits a batch with one queue hop (replay and the benchmark).
+    public func submit(contentsOf events: [SensorEvent]) {
+        inFlight.add(events.count, ordering: .relaxed)
+        if let recorder { events.forEach(recorder) }
+        queue.async { [self] in
+            inFlight.subtract(events.count, ordering: .relaxed)
+            for e in events { process(e) }
+        }
+    }
+
+    public var counters: Counters {
+        Counters(events: eventCount.load(ordering: .relaxed), samples: sampleCount.load(ordering: .relaxed),
+                 rejected: rejectedCount.load(ordering: .relaxed), dropped: droppedCount.load(ordering: .relaxed))
+    }
+
+    /// Waits until everything submitted so far has been decoded and handed to the store stage.
+    public func drain() { queue.sync {} }
+
+    private func process(_ event: SensorEvent) {
+        eventCount.add(1, ordering: .relaxed)
+        let address = event.address
+        var ingest = ingests[address] ?? {
+            let (device, settings) = identity(address, names[address])
+            return DeviceIngest(device: device, settings: settings)
+        }()
+        var samples: [Sample] = []
+        var liveEvents: [LiveEvent] = []
+        switch event {
+        case let .notification(_, characteristic, value, time), let .read(_, characteristic, value, time):
+            let out = ingest.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic)
+            if let error = out.rejected {
+                rejectedCount.add(1, ordering: .relaxed)
+                onRejected?(address, error.description)
+            }
+            samples = out.samples
+            for change in out.changes {
+                liveEvents.append(.change(address, change))
+                onChange?(address, change)
+            }
+        case let .linkUp(_, name, time):
+            names[address] = name
+            ingest.linkRestarted()
+            liveEvents.append(.link(address, up: true, reason: nil, time.wall))
+        case let .linkDown(_, reason, time):
+            liveEvents.append(.link(address, up: false, reason: reason, time.wall))
+        }
+        ingests[address] = ingest
+        if !samples.isEmpty {
+            sampleCount.add(samples.count, ordering: .relaxed)
+            liveEvents += samples.map(LiveEvent.sample)
+            storeStage.enqueue(samples)
+        }
+        if !liveEvents.isEmpty { live.publish(liveEvents) }
+    }
+}

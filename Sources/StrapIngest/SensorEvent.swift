@@ -1,0 +1,41 @@
+import StrapGATT
+import StrapModel
+
+/// What every source (BlueZ links, the simulator, a replayed capture) hands the pipeline:
+/// the spec §2 "raw notification" plus the link changes around it.
+public enum SensorEvent: Sendable, Equatable {
+    /// A notification, exactly as received (no decoding yet).
+    case notification(SensorAddress, GATTCharacteristic, [UInt8], ReceiveTime)
+    /// A value read on connect (battery, body sensor location, DIS strings, features).
+    case read(SensorAddress, GATTCharacteristic, [UInt8], ReceiveTime)
+    /// Notifications are flowing (again): counters start from a baseline.
+    case linkUp(SensorAddress, name: String, ReceiveTime)
+    case linkDown(SensorAddress, reason: String, ReceiveTime)
+
+    public var address: SensorAddress {
+        switch self {
+        case let .notification(a, _, _, _), let .read(a, _, _, _), let .linkUp(a, _, _), let .linkDown(a, _, _): a
+        }
+    }
+
+    public var time: ReceiveTime {
+        switch self {
+        case let .notification(_, _, _, t), let .read(_, _, _, t), let .linkUp(_, _, t), let .linkDown(_, _, t): t
+        }
+    }
+}
+
+/// A Bluetooth address, upper case with colons: the device's stable identity here.
+public typealias SensorAddress = String
+
+/// When something was received: wall clock for sample times, monotonic for rates and gaps.
+public struct ReceiveTime: Sendable, Equatable, Hashable {
+    public var wall: Millis
+    /// Seconds on CLOCK_MONOTONIC (or any clock that never steps).
+    public var monotonic: Double
+
+    public init(wall: Millis, monotonic: Double) {
+        self.wall = wall
+        self.monotonic = monotonic
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Synchronization
+import Testing
+import StrapGATT
+import StrapIngest
+import StrapModel
+import StrapSimulator
+import StrapStore
+@testable import StrapDaemon
+
+func temporaryDirectory(_ name: String = #function) -> String {
+    let path = NSTemporaryDirectory() + "strapd-test-\(name.filter(\.isLetter))-\(UUID().uuidString.prefix(8))"
+    try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func makePipeline(store: Store, capacity: Int = 65_536) -> (Pipeline, LiveHub) {
+    let live = LiveHub()
+    let pipeline = Pipeline(capacity: capacity, storeStage: StoreStage(store: store), live: live) { address, name in
+        (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings())
+    }
+    return (pipeline, live)
+}
+
+/// Simulated events as a source would submit them, with times from a fixed origin.
+func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts: DropoutSchedule = .none) -> [SensorEvent] {
+    var simulation = Simulation(count: count, seed: seed, dropouts: dropouts)
+    let origin = ReceiveTime(wall: 1_700_000_000_000, monotonic: 1000)
+    return simulation.advance(to: seconds).map { t, identity, event in
+        let time = ReceiveTime(wall: origin.wall + Millis((t * 1000).rounded()), monotonic: origin.monotonic + t)
+        switch event {
+        case let .notification(c, v): return .notification(identity.address, c, v, time)
+        case let .read(c, v): return .read(identity.address, c, v, time)
+        case .connected: return .linkUp(identity.address, name: identity.name, time)
+        case let .disconnected(reason): return .linkDown(identity.address, reason: reason, time)
+        }
+    }
+}
+
+@Suite struct PipelineTests {
+    @Test func everyDecodedSampleIsStoredAndSeenLive() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(StoreConfig(directory: dir, sync: .none))
+        let (pipeline, live) = makePipeline(store: store)
+        let seen = Mutex<(samples: Int, links: Int)>((0, 0))
+        _ = live.subscribe(.init()) { events in
+            seen.withLock { s in
+                for e in events {
+                    if case .sample = e { s.samples += 1 }
+                    if case .link = e { s.links += 1 }
+                }
+            }
+        }
+        let events = simulatedEvents(count: 3, seconds: 600, dropouts: DropoutSchedule(meanInterval: 120))
+        for e in events { #expect(pipeline.submit(e)) }
+        pipeline.drain()
+        try pipeline.storeStage.flushAndSync()
+        live.queue.sync {}
+        let counters = pipeline.counters
+        #expect(counters.events == events.count && counters.rejected == 0 && counters.dropped == 0)
+        let stored = try store.anchored(anchor: 0).added.count
+        #expect(stored == counters.samples && stored > 3 * 600)
+        #expect(seen.withLock { $0.samples } == stored)
+        #expect(seen.withLock { $0.links } > 3)
+        store.close()
+    }
+
+    @Test func malformedPacketsAreCountedNotFatal() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(StoreConfig(directory: dir, sync: .none))
+        let (pipeline, _) = makePipeline(store: store)
+        let reasons = Mutex<[String]>([])
+        pipeline.onRejected = { _, reason in reasons.withLock { $0.append(reason) } }
+        let t = ReceiveTime(wall: 1_700_000_000_000, monotonic: 1)
+        pipeline.submit(.notification("AA:BB:CC:DD:EE:FF", .heartRateMeasurement, [0x01], t))
+        pipeline.submit(.notification("AA:BB:CC:DD:EE:FF", .batteryLevel, [0xFF], t))
+        pipeline.submit(.notification("AA:BB:CC:DD:EE:FF", .heartRateMeasurement, [0x00, 61], t))
+        pipeline.drain()
+        try pipeline.storeStage.flushAndSync()
+        #expect(pipeline.counters.rejected == 2)
+        #expect(reasons.withLock { $0.count } == 2 && reasons.withLock { $0[1] }.contains("battery level 255"))
+        #expect(try store.anchored(anchor: 0).added.compactMap(\.sample).filter { $0.type == .heartRate }.map(\.value) == [61])
+        store.close()
+    }
+
+    @Test func overCapacityDropsAtTheDoorWithACount() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(StoreConfig(directory: dir, sync: .none))
+        let (pipeline, _) = makePipeline(store: store, capacity: 10)
+        // Hold the ingest queue so submissions pile up behind it.
+        let gate = DispatchSemaphore(value: 0)
+        pipeline.queue.async { gate.wait() }
+        let t = ReceiveTime(wall: 1_700_000_000_000, monotonic: 1)
+        let accepted = (0..<50).filter { _ in pipeline.submit(.notification("AA:BB:CC:DD:EE:FF", .heartRateMeasurement, [0x00, 60], t)) }.count
+        gate.signal()
+        pipeline.drain()
+        #expect(accepted == 10 && pipeline.counters.dropped == 40 && pipeline.counters.events == 10)
+        store.close()
+    }
+
+    @Test func captureLinesRoundTrip() throws {
+        for event in simulatedEvents(count: 3, seconds: 30, dropouts: DropoutSchedule(meanInterval: 5)) {
+            let line = CaptureFormat.line(event)
+            let parsed = try CaptureFormat.parse(Substring(line), lineNumber: 1)
+            #expect(abs(parsed.time.monotonic - event.time.monotonic) < 1e-6)
+            #expect(parsed.time.wall == event.time.wall && CaptureFormat.line(parsed) == line)
+        }
+    }
+
+    @Test(arguments: ["", "[]", "{\"device\":\"A\"}", #"{"t":"2026-01-01T00:00:00.000Z","mono":1,"device":"A","event":"notification","characteristic":"2a99","hex":"00"}"#,
+                      #"{"t":"2026-01-01T00:00:00.000Z","mono":1,"device":"A","event":"notification","characteristic":"2a37","hex":"0"}"#,
+                      #"{"t":"yesterday","mono":1,"device":"A","event":"linkUp"}"#,
+                      #"{"t":"2026-01-01T00:00:00.000Z","mono":1,"device":"A","event":"explode"}"#])
+    func malformedCaptureLinesNameTheLine(_ text: String) {
+        #expect(throws: CaptureFormat.Error.self) { try CaptureFormat.parse(Substring(text), lineNumber: 7) }
+    }
+
+    @Test func recordThenReplayReproducesTheSamples() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let capture = dir + "/capture.jsonl"
+        let events = simulatedEvents(count: 2, seconds: 120)
+
+        let storeA = try Store.open(StoreConfig(directory: dir + "/a", sync: .none))
+        let (recording, _) = makePipeline(store: storeA)
+        let recorder = try Recorder(path: capture)
+        recording.recorder = { recorder.record($0) }
+        recording.submit(contentsOf: events)
+        recording.drain()
+        try recording.storeStage.flushAndSync()
+        recorder.flush()
+
+        let storeB = try Store.open(StoreConfig(directory: dir + "/b", sync: .none))
+        let (replaying, _) = makePipeline(store: storeB)
+        let replay = try ReplaySource(path: capture, pipeline: replaying, speed: 0)
+        #expect(replay.events.map(CaptureFormat.line) == events.map(CaptureFormat.line))
+        let done = DispatchSemaphore(value: 0)
+        replay.onFinished = { done.signal() }
+        replay.start()
+        done.wait()
+        replaying.drain()
+        try replaying.storeStage.flushAndSync()
+        func values(_ s: Store) throws -> [String] {
+            try s.anchored(anchor: 0).added.compactMap(\.sample).map { "\($0.type) \($0.value) \($0.start) \($0.beats.map { ($0 * 1000).rounded() })" }
+        }
+        #expect(try values(storeA) == values(storeB))
+        #expect(try values(storeA).count > 200)
+        storeA.close()
+        storeB.close()
+    }
+}
