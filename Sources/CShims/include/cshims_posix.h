@@ -14,8 +14,8 @@ int cshims_accept4_cloexec_nonblock(int fd);
 int cshims_peer_cred(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
 
 /* getgrouplist(3) for `user` with primary group `gid`. On entry *count is the capacity
-   of `groups`; returns the number of groups (which may exceed the capacity: call again
-   with a larger buffer), or -1 when the user is unknown. */
+   of `groups`; returns the number of groups, which exceeds the capacity when the buffer
+   was too small (call again with that many). */
 int cshims_grouplist(const char *user, uint32_t gid, uint32_t *groups, int *count);
 
 /* socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0). */
