@@ -64,3 +64,29 @@ void cshims_strerror(int code, char *buf, size_t len) {
     const char *text = strerror_r(code, buf, len);
     if (text != buf) { strncpy(buf, text, len - 1); buf[len - 1] = 0; }
 }
+
+#include <signal.h>
+
+static volatile sig_atomic_t signal_fds[_NSIG];
+
+static void signal_to_fd(int signo) {
+    int saved = errno;
+    int fd = signal_fds[signo];
+    if (fd >= 0) {
+        unsigned char byte = (unsigned char)signo;
+        /* A full pipe already holds a pending wake-up; losing this byte is harmless. */
+        (void)!write(fd, &byte, 1);
+    }
+    errno = saved;
+}
+
+int cshims_signal_to_fd(int signo, int fd) {
+    if (signo <= 0 || signo >= _NSIG) { errno = EINVAL; return -1; }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    signal_fds[signo] = fd;
+    sa.sa_handler = fd >= 0 ? signal_to_fd : SIG_IGN;
+    return sigaction(signo, &sa, NULL);
+}

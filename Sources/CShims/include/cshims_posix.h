@@ -32,3 +32,8 @@ ssize_t cshims_send_nosignal(int fd, const void *buf, size_t len);
 /* The errno text, thread-safe (GNU strerror_r's return convention differs from XSI;
    hiding that here keeps Swift independent of it). */
 void cshims_strerror(int code, char *buf, size_t len);
+
+/* Self-pipe signal delivery: installs (sigaction, SA_RESTART) an async-signal-safe
+   handler for `signo` that writes the signal number as one byte to `fd`, a non-blocking
+   pipe. fd -1 sets the disposition to SIG_IGN instead. Returns 0, or -1 with errno. */
+int cshims_signal_to_fd(int signo, int fd);
