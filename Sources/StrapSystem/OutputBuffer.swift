@@ -69,4 +69,11 @@ public struct OutputLimits: Sendable, Equatable {
         self.lowWater = lowWater
         self.hardLimit = hardLimit
     }
+
+    /// The limits strapd.conf's `client_buffer` stands for: pause at a quarter, resume at
+    /// a sixteenth, refuse beyond the whole.
+    public init(clientBuffer: Int) {
+        precondition(clientBuffer >= 16)
+        self.init(highWater: clientBuffer / 4, lowWater: clientBuffer / 16, hardLimit: clientBuffer)
+    }
 }

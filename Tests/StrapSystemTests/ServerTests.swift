@@ -1,3 +1,4 @@
+import CShims
 import Dispatch
 import Glibc
 @testable import StrapSystem
@@ -122,6 +123,34 @@ import Testing
         #expect(ids == [.int(1), .int(2), .int(3)])
         #expect(eventually { s.handler.snapshot().closed.values.contains(.finished) })
         #expect(s.handler.snapshot().inputEnded.count == 1)
+    }
+
+    @Test func shortWritesAndEAGAINStillDeliverEveryByteInOrder() throws {
+        // The seam makes every other send fail with EAGAIN and the rest write at most
+        // 7 bytes, so each reply goes out through the write source in many pieces.
+        let calls = Mutex(0)
+        var sys = Syscalls.live
+        sys.write = { fd, buffer, count in
+            let n = calls.withLock { c in c += 1; return c }
+            if n % 2 == 1 { Errno.current = .wouldBlock; return -1 }
+            return cshims_send_nosignal(fd, buffer, min(count, 7))
+        }
+        let s = try TestServer(syscalls: sys)
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        var batch = ""
+        for n in 0..<50 { batch += #"{"id":\#(n),"op":"op\#(n)"}"# + "\n" }
+        try client.send(batch)
+        for n in 0..<50 {
+            let reply = try #require(try client.readJSON())
+            #expect(reply["id"] == .int(Int64(n)))
+        }
+        #expect(calls.withLock { $0 } > 100)
+    }
+
+    @Test func clientBufferSettingMapsToLimits() {
+        let limits = OutputLimits(clientBuffer: 4 << 20)
+        #expect(limits.hardLimit == 4 << 20 && limits.highWater == 1 << 20 && limits.lowWater == 256 << 10)
     }
 
     @Test func clientThatResetsIsClosedWithAnError() throws {
