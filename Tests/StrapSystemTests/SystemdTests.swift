@@ -78,6 +78,17 @@ struct NotifyListener {
         #expect(SystemdNotifier.watchdogInterval() == nil)
     }
 
+    @Test func socketActivationMeantForAnotherProcessIsIgnoredAndConsumed() throws {
+        // LISTEN_PID names another process (a parent that forgot to unset it): not ours.
+        setenv("LISTEN_FDS", "1", 1)
+        setenv("LISTEN_PID", String(getpid() + 1), 1)
+        defer { unsetenv("LISTEN_FDS"); unsetenv("LISTEN_PID") }
+        #expect(try UnixListener.activated() == nil)
+        // sd_listen_fds(1) unset the variables so children do not inherit them.
+        #expect(getenv("LISTEN_FDS") == nil)
+        #expect(getenv("LISTEN_PID") == nil)
+    }
+
     @Test func unhealthyDaemonWithholdsPings() throws {
         let listener = try NotifyListener()
         defer { listener.close() }
