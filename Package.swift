@@ -17,6 +17,18 @@ let package = Package(
 
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
+        .target(name: "StrapWire"),
+
+        // Layer 3: configuration.
+        .target(name: "StrapConfig"),
+
+        // Layer 5: I/O adapters.
+        .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
+
+        // Tests.
+        .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
+        .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
+        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
 
         // Layer 3: domain model.
         .target(name: "StrapModel"),

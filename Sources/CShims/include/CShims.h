@@ -23,3 +23,4 @@ size_t cshims_heap_in_use(void);
    enables it; 0 when counting is off. */
 uint64_t cshims_malloc_count(void);
 void cshims_malloc_counting(int enabled);
+#include "cshims_posix.h"

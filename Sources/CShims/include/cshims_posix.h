@@ -1,0 +1,39 @@
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* POSIX/Linux calls Swift cannot see without _GNU_SOURCE (swift-linux-notes G2) or
+   that are macros. Every function returns the raw result and leaves errno as the call
+   set it; the Swift syscall layer turns that into a typed Errno and retries EINTR. */
+
+/* accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK). */
+int cshims_accept4_cloexec_nonblock(int fd);
+
+/* getsockopt(SO_PEERCRED): 0 and the peer's pid/uid/gid, or -1 with errno. */
+int cshims_peer_cred(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid);
+
+/* getgrouplist(3) for `user` with primary group `gid`. On entry *count is the capacity
+   of `groups`; returns the number of groups, which exceeds the capacity when the buffer
+   was too small (call again with that many). */
+int cshims_grouplist(const char *user, uint32_t gid, uint32_t *groups, int *count);
+
+/* socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0). */
+int cshims_unix_socket(int type);
+
+/* bind/connect a unix socket to `path`; -1 with errno ENAMETOOLONG when it does not fit
+   sun_path. Linux abstract sockets are not supported (not needed). */
+int cshims_unix_bind(int fd, const char *path);
+int cshims_unix_connect(int fd, const char *path);
+
+/* send(fd, buf, len, MSG_NOSIGNAL): a peer that went away gives EPIPE, not SIGPIPE. */
+ssize_t cshims_send_nosignal(int fd, const void *buf, size_t len);
+
+/* The errno text, thread-safe (GNU strerror_r's return convention differs from XSI;
+   hiding that here keeps Swift independent of it). */
+void cshims_strerror(int code, char *buf, size_t len);
+
+/* Self-pipe signal delivery: installs (sigaction, SA_RESTART) an async-signal-safe
+   handler for `signo` that writes the signal number as one byte to `fd`, a non-blocking
+   pipe. fd -1 sets the disposition to SIG_IGN instead. Returns 0, or -1 with errno. */
+int cshims_signal_to_fd(int signo, int fd);

@@ -1,0 +1,92 @@
+#define _GNU_SOURCE
+#include "cshims_posix.h"
+#include <errno.h>
+#include <grp.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int cshims_accept4_cloexec_nonblock(int fd) {
+    return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+}
+
+int cshims_peer_cred(int fd, int32_t *pid, uint32_t *uid, uint32_t *gid) {
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) return -1;
+    *pid = cred.pid;
+    *uid = cred.uid;
+    *gid = cred.gid;
+    return 0;
+}
+
+_Static_assert(sizeof(gid_t) == sizeof(uint32_t), "gid_t is 32 bits on Linux");
+
+int cshims_grouplist(const char *user, uint32_t gid, uint32_t *groups, int *count) {
+    int n = *count;
+    int r = getgrouplist(user, (gid_t)gid, (gid_t *)groups, &n);
+    *count = n;
+    return r < 0 ? n : r;
+}
+
+int cshims_unix_socket(int type) {
+    return socket(AF_UNIX, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+}
+
+static int fill(struct sockaddr_un *addr, const char *path) {
+    memset(addr, 0, sizeof *addr);
+    addr->sun_family = AF_UNIX;
+    size_t len = strlen(path);
+    if (len == 0 || len >= sizeof addr->sun_path) { errno = ENAMETOOLONG; return -1; }
+    memcpy(addr->sun_path, path, len + 1);
+    return 0;
+}
+
+int cshims_unix_bind(int fd, const char *path) {
+    struct sockaddr_un addr;
+    if (fill(&addr, path) < 0) return -1;
+    return bind(fd, (struct sockaddr *)&addr, sizeof addr);
+}
+
+int cshims_unix_connect(int fd, const char *path) {
+    struct sockaddr_un addr;
+    if (fill(&addr, path) < 0) return -1;
+    return connect(fd, (struct sockaddr *)&addr, sizeof addr);
+}
+
+ssize_t cshims_send_nosignal(int fd, const void *buf, size_t len) {
+    return send(fd, buf, len, MSG_NOSIGNAL);
+}
+
+void cshims_strerror(int code, char *buf, size_t len) {
+    if (len == 0) return;
+    const char *text = strerror_r(code, buf, len);
+    if (text != buf) { strncpy(buf, text, len - 1); buf[len - 1] = 0; }
+}
+
+#include <signal.h>
+
+static volatile sig_atomic_t signal_fds[_NSIG];
+
+static void signal_to_fd(int signo) {
+    int saved = errno;
+    int fd = signal_fds[signo];
+    if (fd >= 0) {
+        unsigned char byte = (unsigned char)signo;
+        /* A full pipe already holds a pending wake-up; losing this byte is harmless. */
+        (void)!write(fd, &byte, 1);
+    }
+    errno = saved;
+}
+
+int cshims_signal_to_fd(int signo, int fd) {
+    if (signo <= 0 || signo >= _NSIG) { errno = EINVAL; return -1; }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    signal_fds[signo] = fd;
+    sa.sa_handler = fd >= 0 ? signal_to_fd : SIG_IGN;
+    return sigaction(signo, &sa, NULL);
+}

@@ -1,0 +1,256 @@
+import Dispatch
+import Glibc
+import StrapWire
+
+/// One accepted client. Confined to the server's serial queue: every method must be
+/// called there (checked with `dispatchPrecondition`), which is what makes the
+/// `@unchecked Sendable` sound.
+public final class Connection: @unchecked Sendable {
+    public enum WriteOutcome: Sendable, Equatable {
+        case queued
+        /// The bytes would push the buffer past `OutputLimits.hardLimit`; nothing was queued.
+        case rejected
+        /// The connection is finishing or closed; nothing was queued.
+        case closed
+    }
+
+    private enum State { case open, finishing, closed }
+
+    public let id: UInt64
+    public let peer: PeerIdentity
+    public let queue: DispatchQueue
+
+    private let fd: FileDescriptor
+    private let syscalls: Syscalls
+    private let limits: OutputLimits
+    private weak var server: UnixServer?
+    private var decoder: LineDecoder
+    private var output = OutputBuffer()
+    private var state = State.open
+    private var readSource: DispatchSourceRead?
+    private var writeSource: DispatchSourceWrite?
+    private var readSuspended = false
+    private var writeSuspended = true
+    private var inputEnded = false
+    private var aboveHighWater = false
+    private var pendingCancels = 0
+
+    init(id: UInt64, fd: FileDescriptor, peer: PeerIdentity, server: UnixServer, configuration: ServerConfiguration) {
+        self.id = id
+        self.fd = fd
+        self.peer = peer
+        self.queue = server.queue
+        self.server = server
+        self.syscalls = server.syscalls
+        self.limits = configuration.outputLimits
+        self.decoder = LineDecoder(maximumLineLength: configuration.maximumLineLength)
+    }
+
+    /// Bytes queued and not yet accepted by the kernel.
+    public var bufferedOutputCount: Int {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return output.count
+    }
+
+    /// True between the high-water and drained callbacks.
+    public var isAboveHighWater: Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return aboveHighWater
+    }
+
+    public var isClosed: Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        return state == .closed
+    }
+
+    /// Queues one or more complete lines. Tries to send at once when nothing is queued.
+    @discardableResult
+    public func write(_ bytes: [UInt8]) -> WriteOutcome {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard state == .open else { return .closed }
+        guard output.count + bytes.count <= limits.hardLimit else { return .rejected }
+        output.append(bytes)
+        flush()
+        if state != .closed, !aboveHighWater, output.count >= limits.highWater {
+            aboveHighWater = true
+            pauseReading()
+            server?.handler?.connectionOutputHighWater(self)
+        }
+        return state == .closed ? .closed : .queued
+    }
+
+    /// Sends what is queued, then closes. Further writes are refused.
+    public func finish() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard state == .open else { return }
+        state = .finishing
+        pauseReading()
+        if output.isEmpty { teardown(.finished) }
+    }
+
+    /// Closes now, discarding queued output.
+    public func close() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        teardown(.closedByHandler)
+    }
+
+    // MARK: - Server side
+
+    func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let source = DispatchSource.makeReadSource(fileDescriptor: fd.rawValue, queue: queue)
+        source.setEventHandler { @Sendable [weak self] in self?.readable() }
+        source.setCancelHandler { @Sendable in self.sourceCancelled() }
+        readSource = source
+        pendingCancels += 1
+        source.resume()
+    }
+
+    func stop() { teardown(.serverStopped) }
+
+    private func readable() {
+        guard state == .open, !readSuspended, let server else { return }
+        // A few reads per event, then yield so one busy client cannot starve the others;
+        // the level-triggered source fires again while data is pending.
+        for _ in 0..<4 {
+            let outcome = server.scratch.withUnsafeMutableBytes { buf in
+                Result { () throws(SystemCallError) -> IOResult in
+                    let r = try syscalls.read(fd, into: buf)
+                    if case .processed(let n) = r, n > 0 { decoder.feed(UnsafeRawBufferPointer(rebasing: buf[0..<n])) }
+                    return r
+                }
+            }
+            let result: IOResult
+            switch outcome {
+            case .success(let r): result = r
+            case .failure(let error): teardown(.failed(error)); return
+            }
+            switch result {
+            case .wouldBlock:
+                return
+            case .processed(0):
+                inputEnded = true
+                decoder.finish()
+                // EOF keeps the source firing; stop watching input for good.
+                pauseReading()
+                deliverLines()
+                return
+            case .processed:
+                deliverLines()
+                if readSuspended || state != .open { return }
+            }
+        }
+    }
+
+    /// Hands decoded lines to the handler until the decoder is empty or output backs up.
+    private func deliverLines() {
+        while state == .open, !aboveHighWater, let item = decoder.next() {
+            switch item {
+            case .line(let line):
+                server?.handler?.connection(self, received: line)
+            case .oversized:
+                let limit = decoder.maximumLineLength
+                write(Reply.failure(id: nil, error: WireError(.badRequest, "request line longer than \(limit) bytes; skipped to the next newline")))
+            }
+        }
+        if inputEnded, state == .open, !aboveHighWater, decoder.bufferedByteCount == 0 {
+            inputEnded = false  // report once
+            server?.handler?.connectionInputEnded(self)
+        }
+    }
+
+    private func flush() {
+        while !output.isEmpty {
+            let outcome = output.withFirstChunk { chunk in
+                Result { () throws(SystemCallError) -> IOResult in try syscalls.write(fd, from: chunk) }
+            }
+            switch outcome {
+            case .success(.processed(let n))?:
+                output.consume(n)
+            case .success(.wouldBlock)?:
+                armWriteSource()
+                return
+            case .failure(let error)?:
+                teardown(.failed(error))
+                return
+            case nil:
+                return
+            }
+        }
+        disarmWriteSource()
+        drained()
+    }
+
+    private func drained() {
+        if aboveHighWater, output.count <= limits.lowWater {
+            aboveHighWater = false
+            server?.handler?.connectionOutputDrained(self)
+            if state == .open {
+                deliverLines()
+                if !inputEnded, state == .open, !aboveHighWater { resumeReading() }
+            }
+        }
+        if state == .finishing, output.isEmpty { teardown(.finished) }
+    }
+
+    private func armWriteSource() {
+        if writeSource == nil {
+            let source = DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
+            source.setEventHandler { @Sendable [weak self] in self?.flush() }
+            source.setCancelHandler { @Sendable in self.sourceCancelled() }
+            writeSource = source
+            pendingCancels += 1
+        }
+        if writeSuspended {
+            writeSuspended = false
+            writeSource?.resume()
+        }
+    }
+
+    private func disarmWriteSource() {
+        if let writeSource, !writeSuspended {
+            writeSuspended = true
+            writeSource.suspend()
+        }
+    }
+
+    private func pauseReading() {
+        if let readSource, !readSuspended {
+            readSuspended = true
+            readSource.suspend()
+        }
+    }
+
+    private func resumeReading() {
+        if let readSource, readSuspended {
+            readSuspended = false
+            readSource.resume()
+        }
+    }
+
+    private func teardown(_ reason: CloseReason) {
+        guard state != .closed else { return }
+        state = .closed
+        output.removeAll()
+        // A suspended source delivers its cancel handler only once resumed.
+        resumeReading()
+        if let writeSource, writeSuspended { writeSuspended = false; writeSource.resume() }
+        readSource?.cancel()
+        writeSource?.cancel()
+        if pendingCancels == 0 { closeDescriptor() }
+        server?.connectionDidClose(self, reason: reason)
+    }
+
+    /// The fd is closed only after every source on it is cancelled, so the epoll
+    /// registration can never outlive it and hit a reused descriptor number.
+    private func sourceCancelled() {
+        pendingCancels -= 1
+        if pendingCancels == 0 { closeDescriptor() }
+    }
+
+    private func closeDescriptor() {
+        readSource = nil
+        writeSource = nil
+        try? syscalls.close(fd)
+    }
+}

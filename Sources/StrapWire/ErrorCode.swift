@@ -1,0 +1,30 @@
+/// The error codes of the socket protocol (spec §6). The raw value is the wire string.
+public enum ErrorCode: String, Sendable, CaseIterable, Codable {
+    case badRequest
+    case unknownOp
+    case notAuthorized
+    case notFound
+    case noData
+    case invalidOption
+    case invalidTransition
+    case anchorExpired
+    case busy
+    case unavailable
+    case `internal`
+}
+
+/// A protocol-level failure: what goes into `{"ok": false, "error": {...}}`.
+/// `data` carries extra machine-readable context (e.g. `oldestAnchor` for `anchorExpired`).
+public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var code: ErrorCode
+    public var message: String
+    public var data: JSONObject?
+
+    public init(_ code: ErrorCode, _ message: String, data: JSONObject? = nil) {
+        self.code = code
+        self.message = message
+        self.data = data
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

@@ -1,0 +1,67 @@
+/// Encoders for the three server-to-client line shapes of spec §6. Each returns one
+/// complete NDJSON line including the trailing newline, with the fields in the order the
+/// spec shows them. Strings inside are escaped by `JSONWriter`, so no value can contain a
+/// raw newline and break framing.
+public enum Reply {
+    /// `{"id":..,"ok":true,"result":{..}}`
+    public static func success(id: RequestID, result: JSONObject = JSONObject()) -> [UInt8] {
+        var out = prefix(id: id)
+        out.append(contentsOf: #","ok":true,"result":"#.utf8)
+        JSONWriter.write(.object(result), into: &out)
+        return finish(&out)
+    }
+
+    /// The same shape with an already-encoded result object (the daemon may encode large
+    /// results straight to bytes). `resultJSON` must be one JSON object without newlines.
+    public static func success(id: RequestID, resultJSON: some Sequence<UInt8>) -> [UInt8] {
+        var out = prefix(id: id)
+        out.append(contentsOf: #","ok":true,"result":"#.utf8)
+        out.append(contentsOf: resultJSON)
+        return finish(&out)
+    }
+
+    /// `{"id":..,"ok":false,"error":{"code":..,"message":..}}`; `id` nil writes `null`
+    /// (a request whose id could not be read). Extra `data` goes inside `error`.
+    public static func failure(id: RequestID?, error: WireError) -> [UInt8] {
+        var out: [UInt8] = []
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.write(id?.json ?? .null, into: &out)
+        out.append(contentsOf: #","ok":false,"error":{"code":"#.utf8)
+        JSONWriter.writeString(error.code.rawValue, into: &out)
+        out.append(contentsOf: #","message":"#.utf8)
+        JSONWriter.writeString(error.message, into: &out)
+        if let data = error.data {
+            out.append(contentsOf: #","data":"#.utf8)
+            JSONWriter.write(.object(data), into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return finish(&out)
+    }
+
+    public static func failure(_ error: RequestError) -> [UInt8] {
+        failure(id: error.id, error: error.error)
+    }
+
+    /// `{"id":..,"event":"..","data":{..}}`
+    public static func event(id: RequestID, kind: String, data: JSONObject = JSONObject()) -> [UInt8] {
+        var out = prefix(id: id)
+        out.append(contentsOf: #","event":"#.utf8)
+        JSONWriter.writeString(kind, into: &out)
+        out.append(contentsOf: #","data":"#.utf8)
+        JSONWriter.write(.object(data), into: &out)
+        return finish(&out)
+    }
+
+    private static func prefix(id: RequestID) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.write(id.json, into: &out)
+        return out
+    }
+
+    private static func finish(_ out: inout [UInt8]) -> [UInt8] {
+        out.append(contentsOf: "}\n".utf8)
+        return out
+    }
+}

@@ -1,0 +1,221 @@
+import CShims
+import Dispatch
+import Glibc
+@testable import StrapSystem
+import StrapWire
+import Synchronization
+import Testing
+
+@Suite struct ServerTests {
+    @Test func repliesCarryTheRequestIdAndThePeerCredentials() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        try client.send(#"{"id":"a","op":"status"}"# + "\n" + #"{"id":2,"op":"x"}"# + "\r\n")
+        let first = try #require(try client.readJSON())
+        #expect(first["id"] == .string("a"))
+        guard case .object(let result)? = first["result"] else { Issue.record("no result"); return }
+        #expect(result["uid"] == .int(Int64(getuid())))
+        #expect(result["pid"] == .int(Int64(getpid())))
+        #expect(try client.readJSON()?["id"] == .int(2))
+    }
+
+    @Test func badLinesGetBadRequestAndTheConnectionSurvives() throws {
+        let config = ServerConfiguration(maximumLineLength: 1024)
+        let s = try TestServer(configuration: config)
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        try client.send("not json\n")
+        var reply = try #require(try client.readJSON())
+        #expect(reply["id"] == .null)
+        guard case .object(let e)? = reply["error"] else { Issue.record("no error"); return }
+        #expect(e["code"] == .string("badRequest"))
+
+        try client.send([UInt8](repeating: UInt8(ascii: "z"), count: 5000) + Array("\n".utf8))
+        reply = try #require(try client.readJSON())
+        guard case .object(let e2)? = reply["error"], case .string(let message)? = e2["message"] else { Issue.record("no error"); return }
+        #expect(message.contains("longer than 1024"))
+
+        try client.send(#"{"id":3,"op":"after"}"# + "\n")
+        #expect(try client.readJSON()?["id"] == .int(3))
+    }
+
+    @Test func manyConcurrentClients() throws {
+        // 250 by default; STRAPD_TEST_CLIENTS=1000 for the big run.
+        let count = getenv("STRAPD_TEST_CLIENTS").flatMap { Int(String(cString: $0)) } ?? 250
+        let s = try TestServer()
+        defer { s.stop() }
+        var clients: [Client] = []
+        for _ in 0..<count { clients.append(try Client(path: s.path)) }
+        for (n, c) in clients.enumerated() { try c.send(#"{"id":\#(n),"op":"status"}"# + "\n") }
+        for (n, c) in clients.enumerated() {
+            #expect(try c.readJSON()?["id"] == .int(Int64(n)))
+        }
+        #expect(s.connectionCount() == count)
+        clients.removeAll()
+        #expect(eventually { s.connectionCount() == 0 })
+        #expect(s.handler.snapshot().closed.count == count)
+    }
+
+    @Test func stalledReaderHitsItsBoundWithoutHurtingOthers() throws {
+        // Each "flood" request makes the handler queue events until the buffer refuses.
+        let limits = OutputLimits(highWater: 64 * 1024, lowWater: 16 * 1024, hardLimit: 256 * 1024)
+        let rejected = Mutex(0)
+        let handler = TestHandler { connection, request in
+            guard request.op == "flood" else { return TestHandler.echo(connection, request) }
+            connection.write(Reply.success(id: request.id))
+            let event = Reply.event(id: request.id, kind: "sample", data: ["pad": .string(String(repeating: "x", count: 1000))])
+            while connection.write(event) == .queued {}
+            rejected.withLock { $0 += 1 }
+        }
+        let s = try TestServer(handler: handler, configuration: ServerConfiguration(outputLimits: limits))
+        defer { s.stop() }
+        let stalled = try Client(path: s.path)
+        try stalled.send(#"{"id":1,"op":"flood"}"# + "\n")
+        #expect(eventually { rejected.withLock { $0 } == 1 })
+        let stalledID = try #require(s.handler.snapshot().opened.first)
+        #expect(s.handler.snapshot().highWater == [stalledID])
+        let (buffered, above) = s.server.queue.sync { () -> (Int, Bool) in
+            let c = s.handler.lastConnection.withLock { $0 }!
+            return (c.bufferedOutputCount, c.isAboveHighWater)
+        }
+        #expect(buffered <= limits.hardLimit)
+        #expect(buffered >= limits.highWater)
+        #expect(above)
+
+        // A well-behaved client is served while the other is stalled.
+        let other = try Client(path: s.path)
+        try other.send(#"{"id":9,"op":"status"}"# + "\n")
+        #expect(try other.readJSON()?["id"] == .int(9))
+
+        // The stalled client finally reads: everything queued arrives, drained fires.
+        var events = 0
+        #expect(try stalled.readJSON()?["ok"] == .bool(true))
+        try stalled.send(#"{"id":2,"op":"status"}"# + "\n")
+        while let line = try stalled.readJSON() {
+            if line["event"] != nil { events += 1; continue }
+            #expect(line["id"] == .int(2))  // the request read after the pause is answered
+            break
+        }
+        #expect(events > 0)
+        #expect(s.handler.snapshot().drained == [stalledID])
+    }
+
+    @Test func halfCloseFinishesPendingRepliesThenCloses() throws {
+        // Replies come later from another queue, as the daemon's would.
+        let worker = DispatchQueue(label: "worker")
+        let handler = TestHandler(finishOnInputEnd: false) { connection, request in
+            worker.asyncAfter(deadline: .now() + .milliseconds(20)) {
+                connection.queue.async {
+                    connection.write(Reply.success(id: request.id))
+                    if request.op == "last" { connection.finish() }
+                }
+            }
+        }
+        let s = try TestServer(handler: handler)
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        // The last line has no newline: EOF terminates it.
+        try client.send("{\"id\":1,\"op\":\"a\"}\n{\"id\":2,\"op\":\"b\"}\n{\"id\":3,\"op\":\"last\"}")
+        client.shutdownWrite()
+        var ids: [JSONValue?] = []
+        while let reply = try client.readJSON() { ids.append(reply["id"]) }
+        #expect(ids == [.int(1), .int(2), .int(3)])
+        #expect(eventually { s.handler.snapshot().closed.values.contains(.finished) })
+        #expect(s.handler.snapshot().inputEnded.count == 1)
+    }
+
+    @Test func shortWritesAndEAGAINStillDeliverEveryByteInOrder() throws {
+        // The seam makes every other send fail with EAGAIN and the rest write at most
+        // 7 bytes, so each reply goes out through the write source in many pieces.
+        let calls = Mutex(0)
+        var sys = Syscalls.live
+        sys.write = { fd, buffer, count in
+            let n = calls.withLock { c in c += 1; return c }
+            if n % 2 == 1 { Errno.current = .wouldBlock; return -1 }
+            return cshims_send_nosignal(fd, buffer, min(count, 7))
+        }
+        let s = try TestServer(syscalls: sys)
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        var batch = ""
+        for n in 0..<50 { batch += #"{"id":\#(n),"op":"op\#(n)"}"# + "\n" }
+        try client.send(batch)
+        for n in 0..<50 {
+            let reply = try #require(try client.readJSON())
+            #expect(reply["id"] == .int(Int64(n)))
+        }
+        #expect(calls.withLock { $0 } > 100)
+    }
+
+    @Test func clientBufferSettingMapsToLimits() {
+        let limits = OutputLimits(clientBuffer: 4 << 20)
+        #expect(limits.hardLimit == 4 << 20 && limits.highWater == 1 << 20 && limits.lowWater == 256 << 10)
+    }
+
+    @Test func clientThatResetsIsClosedWithAnError() throws {
+        // Writes fail with ECONNRESET from the seam, as if the peer had vanished.
+        var sys = Syscalls.live
+        sys.write = { _, _, _ in Errno.current = .connectionReset; return -1 }
+        let s = try TestServer(syscalls: sys)
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        try client.send(#"{"id":1,"op":"status"}"# + "\n")
+        #expect(try client.readLine() == nil)
+        #expect(eventually { !s.handler.snapshot().closed.isEmpty })
+        #expect(s.handler.snapshot().closed.values.first == .failed(SystemCallError("send", .connectionReset)))
+    }
+
+    @Test func emfileOnAcceptIsReportedAndAcceptingResumes() throws {
+        let failures = Mutex(2)
+        var sys = Syscalls.live
+        sys.accept = { fd in
+            if failures.withLock({ f in defer { f -= 1 }; return f > 0 }) { Errno.current = .tooManyOpenFiles; return -1 }
+            return Syscalls.live.accept(fd)
+        }
+        let config = ServerConfiguration(acceptBackoff: .milliseconds(10))
+        let s = try TestServer(configuration: config, syscalls: sys)
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        try client.send(#"{"id":1,"op":"status"}"# + "\n")
+        #expect(try client.readJSON()?["id"] == .int(1))
+        #expect(s.handler.snapshot().acceptErrors == [SystemCallError("accept4", .tooManyOpenFiles), SystemCallError("accept4", .tooManyOpenFiles)])
+    }
+
+    @Test func connectionsBeyondTheLimitAreToldBusy() throws {
+        let s = try TestServer(configuration: ServerConfiguration(maximumConnections: 2))
+        defer { s.stop() }
+        let a = try Client(path: s.path), b = try Client(path: s.path)
+        #expect(eventually { s.connectionCount() == 2 })
+        let c = try Client(path: s.path)
+        let reply = try #require(try c.readJSON())
+        guard case .object(let e)? = reply["error"] else { Issue.record("no error"); return }
+        #expect(e["code"] == .string("busy"))
+        #expect(try c.readLine() == nil)
+        _ = (a, b)
+    }
+
+    // setpriv needs root; CI and the dev boxes run the suite as root.
+    @Test(.enabled(if: getuid() == 0)) func peerCredentialsOfAnUnprivilegedClient() throws {
+        let s = try TestServer(mode: 0o666)
+        defer { s.stop() }
+        chmod(s.directory.path, 0o755)
+        let script = """
+        import socket, sys
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sys.argv[1])
+        s.sendall(b'{"id":1,"op":"whoami"}\\n')
+        print(s.makefile('rb').readline().decode().strip())
+        """
+        let result = try run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups",
+                                                  "/usr/bin/python3", "-c", script, s.path])
+        #expect(result.status == 0)
+        let reply = try JSONParser.parse(Array(result.output.utf8.filter { $0 != 0x0A }))
+        guard case .object(let o) = reply, case .object(let r)? = o["result"] else { Issue.record("reply: \(result.output)"); return }
+        #expect(r["uid"] == .int(65534))
+        #expect(r["gid"] == .int(65534))
+        #expect(r["pid"] == .int(Int64(result.pid)))
+        // Groups come from the database for uid 65534 (nobody), not from the process.
+        #expect(r["groups"] == .array(UserDatabase.groups(uid: 65534, primaryGID: 65534).map { .int(Int64($0)) }))
+    }
+}

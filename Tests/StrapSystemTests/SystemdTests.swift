@@ -1,0 +1,128 @@
+import CShims
+import Dispatch
+import Glibc
+@testable import StrapSystem
+import Synchronization
+import Testing
+
+/// A datagram socket standing in for systemd's NOTIFY_SOCKET.
+struct NotifyListener {
+    let directory: TempDirectory
+    let path: String
+    let fd: CInt
+
+    init() throws {
+        directory = try TempDirectory()
+        path = directory.path + "/notify"
+        fd = cshims_unix_socket(Int32(SOCK_DGRAM.rawValue))
+        guard fd >= 0, cshims_unix_bind(fd, path) == 0 else { throw Errno.current }
+    }
+
+    /// The next datagram, waiting up to 20 s (a bound for failures, not a timing check).
+    func receive() -> String? {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, 20_000) == 1 else { return nil }
+        var buf = [UInt8](repeating: 0, count: 4096)
+        let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        return n > 0 ? String(decoding: buf[..<n], as: UTF8.self) : nil
+    }
+
+    func close() {
+        Glibc.close(fd)
+        directory.remove()
+    }
+}
+
+/// These tests set NOTIFY_SOCKET/WATCHDOG_* in the process environment, which is what
+/// sd_notify and sd_watchdog_enabled read; serialized so they never overlap each other,
+/// and each restores the environment before returning.
+@Suite(.serialized) struct SystemdNotifyTests {
+    @Test func withoutNotifySocketNotifyIsANoOp() throws {
+        unsetenv("NOTIFY_SOCKET")
+        #expect(try SystemdNotifier.notify(.ready) == false)
+        #expect(SystemdNotifier.watchdogInterval() == nil)
+    }
+
+    @Test func readyStatusAndStoppingReachTheNotifySocket() throws {
+        let listener = try NotifyListener()
+        defer { listener.close() }
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        #expect(try SystemdNotifier.notify(.ready, .status("store open,\nlistening")))
+        #expect(listener.receive() == "READY=1\nSTATUS=store open, listening")
+        #expect(try SystemdNotifier.notify(.stopping))
+        #expect(listener.receive() == "STOPPING=1")
+    }
+
+    @Test func watchdogPingerSendsWatchdogAtHalfTheInterval() throws {
+        let listener = try NotifyListener()
+        defer { listener.close() }
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        setenv("WATCHDOG_USEC", "200000", 1)
+        setenv("WATCHDOG_PID", String(getpid()), 1)
+        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
+        #expect(SystemdNotifier.watchdogInterval() == .milliseconds(200))
+
+        let pinger = try #require(WatchdogPinger(queue: DispatchQueue(label: "watchdog")))
+        #expect(pinger.interval == .milliseconds(200))
+        pinger.start()
+        defer { pinger.stop() }
+        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(listener.receive() == "WATCHDOG=1")
+    }
+
+    @Test func watchdogForAnotherPidIsNotOurs() {
+        setenv("WATCHDOG_USEC", "200000", 1)
+        setenv("WATCHDOG_PID", String(getpid() + 1), 1)
+        defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
+        #expect(SystemdNotifier.watchdogInterval() == nil)
+    }
+
+    @Test func socketActivationMeantForAnotherProcessIsIgnoredAndConsumed() throws {
+        // LISTEN_PID names another process (a parent that forgot to unset it): not ours.
+        setenv("LISTEN_FDS", "1", 1)
+        setenv("LISTEN_PID", String(getpid() + 1), 1)
+        defer { unsetenv("LISTEN_FDS"); unsetenv("LISTEN_PID") }
+        #expect(try UnixListener.activated() == nil)
+        // sd_listen_fds(1) unset the variables so children do not inherit them.
+        #expect(getenv("LISTEN_FDS") == nil)
+        #expect(getenv("LISTEN_PID") == nil)
+    }
+
+    @Test func unhealthyDaemonWithholdsPings() throws {
+        let listener = try NotifyListener()
+        defer { listener.close() }
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        let healthy = Atomic(false)
+        let checks = Atomic(0)
+        let pinger = WatchdogPinger(interval: .milliseconds(20), queue: DispatchQueue(label: "wd")) {
+            checks.add(1, ordering: .relaxed)
+            return healthy.load(ordering: .relaxed)
+        }
+        pinger.start()
+        defer { pinger.stop() }
+        #expect(eventually { checks.load(ordering: .relaxed) >= 3 })
+        healthy.store(true, ordering: .relaxed)
+        // Only pings sent after recovery exist: nothing was queued while unhealthy.
+        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(checks.load(ordering: .relaxed) >= 4)
+    }
+}
+
+@Suite struct SignalWatcherTests {
+    @Test func signalsArriveOnTheQueue() {
+        let seen = Mutex<[Int32]>([])
+        let queue = DispatchQueue(label: "signals")
+        let watcher = SignalWatcher(signals: [SIGUSR1, SIGUSR2], queue: queue) { signo in
+            dispatchPrecondition(condition: .onQueue(queue))
+            seen.withLock { $0.append(signo) }
+        }
+        watcher.start()
+        defer { watcher.cancel() }
+        kill(getpid(), SIGUSR2)
+        #expect(eventually { seen.withLock { $0 } == [SIGUSR2] })
+        kill(getpid(), SIGUSR1)
+        #expect(eventually { seen.withLock { $0 } == [SIGUSR2, SIGUSR1] })
+    }
+}

@@ -1,0 +1,54 @@
+import Testing
+@testable import StrapWire
+
+@Suite struct JSONParserTests {
+    func parse(_ s: String) throws -> JSONValue { try JSONParser.parse(Array(s.utf8)) }
+
+    @Test func scalarsKeepIntegerAndDoubleApart() throws {
+        #expect(try parse("42") == .int(42))
+        #expect(try parse("-0") == .int(0))
+        #expect(try parse("4.0") == .double(4))
+        #expect(try parse("1e3") == .double(1000))
+        #expect(try parse("9223372036854775807") == .int(.max))
+        // One past Int64: still a number, as a double.
+        #expect(try parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        #expect(try parse("true") == .bool(true))
+        #expect(try parse(" null ") == .null)
+    }
+
+    @Test func stringsWithEscapesAndSurrogates() throws {
+        #expect(try parse(#""a\"b\\c\/\n\t""#) == .string("a\"b\\c/\n\t"))
+        #expect(try parse(#""\u00e9\ud83d\ude00""#) == .string("é😀"))
+        #expect(try parse("\"héllo\"") == .string("héllo"))
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "1e", "tru", "\"abc", "\"\\x\"",
+        "\"\\ud800\"", "{\"a\":1,\"a\":2}", "{a:1}", "[1 2]", "1 2", "\"\u{01}\"", "NaN",
+    ])
+    func rejectsMalformed(_ text: String) {
+        #expect(throws: JSONParseError.self) { try parse(text) }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xFF, 0xFE, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xC3, 0x22]) }
+    }
+
+    @Test func boundsNesting() throws {
+        let ok = String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth)
+        _ = try parse(ok)
+        let deep = String(repeating: "[", count: JSONParser.maximumDepth + 1) + String(repeating: "]", count: JSONParser.maximumDepth + 1)
+        #expect(throws: JSONParseError.self) { try parse(deep) }
+    }
+
+    @Test func writerRoundTripsAndEscapes() throws {
+        let value: JSONValue = .object(["s": .string("a\"\n\u{01}é"), "n": .array([.int(-3), .double(2.5), .null, .bool(false)]), "o": .object([:])])
+        let text = JSONWriter.string(value)
+        #expect(!text.contains("\n"))
+        #expect(try parse(text) == value)
+        #expect(JSONWriter.string(.object(["b": .int(1), "a": .int(2)])) == #"{"b":1,"a":2}"#)
+        #expect(JSONWriter.string(.double(3)) == "3")
+        #expect(JSONWriter.string(.double(.nan)) == "null")
+    }
+}
