@@ -41,7 +41,8 @@ let package = Package(
 
         // Layer 5: I/O adapters.
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
-        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT"]),
+        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
+                                                    "StrapSystem", "StrapWire", "StrapConfig"]),
 
         // Layer 6: executables and their testable command logic.
         .target(name: "StrapControl", dependencies: ["StrapGATT"]),

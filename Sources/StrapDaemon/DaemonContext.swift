@@ -1,0 +1,51 @@
+import StrapIngest
+import StrapModel
+import StrapStore
+import StrapWire
+
+/// What `status` reports (docs/protocol.md) and `sd_notify STATUS=` summarises.
+public struct DaemonStatus: Sendable {
+    public var version: String
+    public var startedAt: Millis
+    public var mode: String                 // "bluetooth", "simulate", "replay"
+    public var connectedSensors: Int
+    public var knownSensors: Int
+    /// Samples per second over the last status interval.
+    public var sampleRate: Double
+    public var pipeline: Pipeline.Counters
+    public var store: StoreStatus
+    /// Why the daemon is degraded (disk full, adapter missing, ...), nil when healthy.
+    public var degraded: String?
+    public var clients: Int
+    public var liveSubscribers: Int
+
+    /// The one-line summary for `systemctl status`.
+    public var summary: String {
+        if let degraded { return "degraded: \(degraded)" }
+        let rate = sampleRate >= 10 ? String(Int(sampleRate.rounded())) : String((sampleRate * 10).rounded() / 10)
+        return "\(connectedSensors) sensor\(connectedSensors == 1 ? "" : "s") connected, \(rate) samples/s, \(clients) client\(clients == 1 ? "" : "s")"
+    }
+}
+
+/// Everything request handlers may use. Built once by `Daemon`; tests build their own.
+public final class DaemonContext: Sendable {
+    public let store: Store
+    public let pipeline: Pipeline
+    public let live: LiveHub
+    public let devices: DeviceService
+    public let directory: DeviceDirectory
+    public let access: AccessPolicy
+    /// Current status, computed on demand (clients count filled in by the router).
+    public let status: @Sendable () -> DaemonStatus
+
+    public init(store: Store, pipeline: Pipeline, live: LiveHub, devices: DeviceService, directory: DeviceDirectory,
+                access: AccessPolicy, status: @escaping @Sendable () -> DaemonStatus) {
+        self.store = store
+        self.pipeline = pipeline
+        self.live = live
+        self.devices = devices
+        self.directory = directory
+        self.access = access
+        self.status = status
+    }
+}

@@ -1,0 +1,72 @@
+import Dispatch
+import StrapIngest
+import StrapModel
+
+/// What the daemon knows about each device, merged from the device service (BlueZ's view)
+/// and the pipeline (battery, contact, identity strings, link transitions, last seen).
+public final class DeviceDirectory: @unchecked Sendable {
+    let queue = DispatchQueue(label: "strapd.devices")
+    /// Confined to `queue`.
+    private var devices: [SensorAddress: DeviceInfo] = [:]
+
+    public init() {}
+
+    /// Feeds pipeline output; subscribe it to the live hub.
+    public func observe(_ events: [LiveEvent]) {
+        queue.async { [self] in
+            for event in events {
+                var info = devices[event.address] ?? DeviceInfo(address: event.address, name: event.address)
+                switch event {
+                case let .sample(s):
+                    info.lastSeen = max(info.lastSeen ?? s.end, s.end)
+                    if s.type == .heartRate || s.type == .cyclingSpeed || s.type == .cyclingCadence || s.type == .runningSpeed {
+                        info.notifications += 1
+                    }
+                    info.name = s.device.name
+                case let .change(_, change):
+                    switch change {
+                    case let .identity(d):
+                        info.manufacturer = d.manufacturer
+                        info.model = d.model
+                        info.serial = d.serial
+                        info.firmware = d.firmware
+                    case let .contact(c): info.contact = c.name
+                    case let .battery(b): info.battery = b
+                    case let .bodySensorLocation(l): info.bodySensorLocation = l
+                    case let .sensorLocation(l): info.sensorLocation = l
+                    case .energySaturated: break
+                    }
+                case let .link(_, up, reason, time):
+                    info.connected = up
+                    info.lastSeen = time
+                    if !up { info.lastDisconnectReason = reason }
+                }
+                devices[event.address] = info
+            }
+        }
+    }
+
+    /// The merged view: the service's devices, completed with what the pipeline observed.
+    public func list(service: DeviceService) -> [DeviceInfo] {
+        let fromService = service.snapshot()
+        return queue.sync {
+            var merged = devices
+            for s in fromService {
+                var info = merged[s.address] ?? s
+                info.name = s.name
+                info.known = s.known
+                info.paired = s.paired
+                info.connected = s.connected
+                info.services = s.services
+                info.rssi = s.rssi
+                info.rssiUnavailableReason = s.rssiUnavailableReason
+                if info.battery == nil { info.battery = s.battery }
+                if s.lastDisconnectReason != nil { info.lastDisconnectReason = s.lastDisconnectReason }
+                merged[s.address] = info
+            }
+            return merged.values.sorted { $0.address < $1.address }
+        }
+    }
+
+    public var connectedCount: Int { queue.sync { devices.values.filter(\.connected).count } }
+}

@@ -1,0 +1,78 @@
+import Dispatch
+import Synchronization
+import StrapIngest
+import StrapSimulator
+
+/// `--simulate`: the device operations answered by the simulated sensors, so every protocol
+/// operation works without Bluetooth. The simulated devices are known and connected from the
+/// start, as remembered sensors would be.
+public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
+    let queue = DispatchQueue(label: "strapd.devices.simulated")
+    /// Confined to `queue`.
+    private var infos: [SensorAddress: DeviceInfo]
+
+    public init(identities: [SimulatedIdentity]) {
+        var infos: [SensorAddress: DeviceInfo] = [:]
+        for identity in identities {
+            var info = DeviceInfo(address: identity.address, name: identity.name)
+            info.known = true
+            info.connected = true
+            info.services = identity.services.map(\.uuidString)
+            info.rssiUnavailableReason = "simulated device"
+            infos[identity.address] = info
+        }
+        self.infos = infos
+    }
+
+    public func scan(timeout: Double, found: @escaping @Sendable (DiscoveredDevice) -> Void,
+                     finished: @escaping @Sendable (DeviceError?) -> Void) -> ScanHandle {
+        let all = snapshot()
+        // One completion, whichever comes first: the timeout or stop().
+        let done = Once()
+        queue.async {
+            for (i, info) in all.enumerated() {
+                found(DiscoveredDevice(address: info.address, name: info.name, rssi: -50 - 3 * i, services: info.services))
+            }
+        }
+        queue.asyncAfter(deadline: .now() + max(0, timeout)) { if done.claim() { finished(nil) } }
+        return ScanHandle { [queue] in queue.async { if done.claim() { finished(nil) } } }
+    }
+
+    public func pair(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
+        update(address, completion) { $0.paired = true }
+    }
+
+    public func connect(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
+        update(address, completion) { $0.known = true; $0.connected = true }
+    }
+
+    public func disconnect(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
+        update(address, completion) { $0.connected = false; $0.lastDisconnectReason = "disconnected by request" }
+    }
+
+    public func forget(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
+        update(address, completion) { $0.known = false; $0.connected = false; $0.paired = false }
+    }
+
+    public func resetEnergy(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
+        update(address, completion) { _ in }
+    }
+
+    public func snapshot() -> [DeviceInfo] { queue.sync { Array(infos.values) } }
+
+    private func update(_ address: SensorAddress, _ completion: @escaping @Sendable (DeviceError?) -> Void,
+                        _ change: @escaping @Sendable (inout DeviceInfo) -> Void) {
+        queue.async { [self] in
+            guard var info = infos[address] else { return completion(.notFound(address)) }
+            change(&info)
+            infos[address] = info
+            completion(nil)
+        }
+    }
+}
+
+/// A flag that can be claimed once, from any queue.
+final class Once: Sendable {
+    private let claimed = Atomic<Bool>(false)
+    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
+}
