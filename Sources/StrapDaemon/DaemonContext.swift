@@ -2,6 +2,7 @@ import StrapIngest
 import StrapModel
 import StrapStore
 import StrapWire
+import Synchronization
 
 /// What `status` reports (docs/protocol.md) and `sd_notify STATUS=` summarises.
 public struct DaemonStatus: Sendable {
@@ -13,7 +14,8 @@ public struct DaemonStatus: Sendable {
     /// Samples per second over the last status interval.
     public var sampleRate: Double
     public var pipeline: Pipeline.Counters
-    public var store: StoreStatus
+    /// nil only before the store is open.
+    public var store: StoreStatus?
     /// Why the daemon is degraded (disk full, adapter missing, ...), nil when healthy.
     public var degraded: String?
     public var clients: Int
@@ -28,13 +30,18 @@ public struct DaemonStatus: Sendable {
 }
 
 /// Everything request handlers may use. Built once by `Daemon`; tests build their own.
-public final class DaemonContext: Sendable {
+public final class DaemonContext: @unchecked Sendable {
     public let store: Store
     public let pipeline: Pipeline
     public let live: LiveHub
     public let devices: DeviceService
     public let directory: DeviceDirectory
-    public let access: AccessPolicy
+    private let accessPolicy: Mutex<AccessPolicy>
+    /// The `[access]` rules in force; SIGHUP may replace them.
+    public var access: AccessPolicy {
+        get { accessPolicy.withLock { $0 } }
+        set { accessPolicy.withLock { $0 = newValue } }
+    }
     /// Current status, computed on demand (clients count filled in by the router).
     public let status: @Sendable () -> DaemonStatus
 
@@ -45,7 +52,7 @@ public final class DaemonContext: Sendable {
         self.live = live
         self.devices = devices
         self.directory = directory
-        self.access = access
+        accessPolicy = Mutex(access)
         self.status = status
     }
 }

@@ -29,6 +29,17 @@ public struct SimulatedIdentity: Sendable, Equatable {
     public var firmware: String
     public var services: [GATTService]
 
+    public init(address: String, name: String, manufacturer: String = "", model: String = "", serial: String = "",
+                firmware: String = "", services: [GATTService] = []) {
+        self.address = address
+        self.name = name
+        self.manufacturer = manufacturer
+        self.model = model
+        self.serial = serial
+        self.firmware = firmware
+        self.services = services
+    }
+
     /// Values read on every (re)connect, as BlueZ links read them.
     public var connectReads: [SimulatedEvent] {
         [

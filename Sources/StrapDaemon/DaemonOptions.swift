@@ -1,0 +1,79 @@
+import StrapConfig
+
+/// `strapd`'s command line (strapd(8)). Flags that set configuration keys are kept as
+/// overrides and applied after the file, so the command line always wins.
+public struct DaemonOptions: Sendable, Equatable {
+    public var configPath = "/etc/strapd/strapd.conf"
+    /// `--config` was given: a missing file is then an error, not the defaults.
+    public var configExplicit = false
+    /// `--simulate[=N]`: nil when not simulating; 0 means the configured default set.
+    public var simulate: Int?
+    public var record: String?
+    public var replay: String?
+    public var replaySpeed = 1.0
+    public var overrides: [ConfigOverride] = []
+    public var showVersion = false
+    public var showHelp = false
+
+    public struct ConfigOverride: Sendable, Equatable {
+        public var flag: String
+        public var value: String
+    }
+
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        public var message: String
+        public var description: String { message }
+    }
+
+    public static let usage = """
+        usage: strapd [--config FILE] [--state-dir DIR] [--socket PATH] [--log-level LEVEL]
+                      [--simulate[=N]] [--record FILE] [--replay FILE [--replay-speed X]]
+                      [--set section.key=value]... [--version] [--help]
+        """
+
+    public init() {}
+
+    public static func parse(_ arguments: [String]) throws(UsageError) -> DaemonOptions {
+        var o = DaemonOptions()
+        var i = 0
+        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String {
+            if let inline { return inline }
+            i += 1
+            guard i < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+            return arguments[i]
+        }
+        while i < arguments.count {
+            let arg = arguments[i]
+            let parts = arg.split(separator: "=", maxSplits: 1).map(String.init)
+            let flag = parts[0]
+            let inline = parts.count > 1 ? parts[1] : nil
+            switch flag {
+            case "--config":
+                o.configPath = try value(flag, inline)
+                o.configExplicit = true
+            case "--simulate":
+                if let inline {
+                    guard let n = Int(inline), n > 0, n <= 64 else { throw UsageError(message: "--simulate=N takes 1…64 devices") }
+                    o.simulate = n
+                } else {
+                    o.simulate = 0
+                }
+            case "--record": o.record = try value(flag, inline)
+            case "--replay": o.replay = try value(flag, inline)
+            case "--replay-speed":
+                let v = try value(flag, inline)
+                guard let x = Double(v), x >= 0, x.isFinite else { throw UsageError(message: "--replay-speed takes a number ≥ 0 (0 = as fast as possible)") }
+                o.replaySpeed = x
+            case "--set": o.overrides.append(ConfigOverride(flag: flag, value: try value(flag, inline)))
+            case "--version": o.showVersion = true
+            case "-h", "--help": o.showHelp = true
+            default:
+                guard ConfigOverrides.flags[flag] != nil else { throw UsageError(message: "unknown option '\(arg)'") }
+                o.overrides.append(ConfigOverride(flag: flag, value: try value(flag, inline)))
+            }
+            i += 1
+        }
+        if o.replay != nil && o.simulate != nil { throw UsageError(message: "--replay and --simulate cannot be combined") }
+        return o
+    }
+}
