@@ -47,7 +47,8 @@ let package = Package(
         // Layer 6: executables and their testable command logic.
         .target(name: "StrapControl", dependencies: ["StrapGATT"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
-        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel"]),
+        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
+                                                              "StrapDaemon", "StrapIngest", "StrapSimulator"]),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures.

@@ -63,6 +63,9 @@ public final class LiveHub: @unchecked Sendable {
 
     public var subscriberCount: Int { queue.sync { subscribers.count } }
 
+    /// Returns once everything published so far has been handed to the subscribers.
+    public func publishBarrier() { queue.sync {} }
+
     func publish(_ events: [LiveEvent]) {
         queue.async { [self] in
             for subscriber in subscribers.values {

@@ -19,8 +19,8 @@ public final class Pipeline: @unchecked Sendable {
 
     public let queue = DispatchQueue(label: "strapd.pipeline.ingest")
     public let capacity: Int
-    let storeStage: StoreStage
-    let live: LiveHub
+    public let storeStage: StoreStage
+    public let live: LiveHub
     let identity: @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings)
     private let inFlight = Atomic<Int>(0)
     private let eventCount = Atomic<Int>(0)
@@ -31,13 +31,13 @@ public final class Pipeline: @unchecked Sendable {
     private var ingests: [SensorAddress: DeviceIngest] = [:]
     private var names: [SensorAddress: String] = [:]
     /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
-    var onRejected: (@Sendable (SensorAddress, String) -> Void)?
+    public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
     /// Called on `queue` for device changes the daemon acts on (energy saturated, identity).
-    var onChange: (@Sendable (SensorAddress, DeviceIngest.Change) -> Void)?
+    public var onChange: (@Sendable (SensorAddress, DeviceIngest.Change) -> Void)?
     /// A tap for `--record`: every event as submitted, before decoding.
-    var recorder: (@Sendable (SensorEvent) -> Void)?
+    public var recorder: (@Sendable (SensorEvent) -> Void)?
 
-    init(capacity: Int = 65_536, storeStage: StoreStage, live: LiveHub,
+    public init(capacity: Int = 65_536, storeStage: StoreStage, live: LiveHub,
          identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings)) {
         self.capacity = capacity
         self.storeStage = storeStage

@@ -1,46 +1,66 @@
 import Dispatch
 import StrapModel
 import StrapStore
+import Synchronization
 
 /// The store writer stage: group commit by queue draining. Batches that arrive while an
 /// append is running are appended together by the next flush, so the batch size grows with
 /// load and the store sees few, large appends.
 ///
-/// Disk full (or any store failure) does not stop ingest: samples wait in memory, up to
-/// `maxPending`, and the flush is retried every `retryInterval`; `degraded` says why. Nothing
-/// already stored is touched.
-final class StoreStage: @unchecked Sendable {
+/// Bounded both ways. While the store is healthy but behind, `enqueue` makes the ingest
+/// queue wait until the backlog is below `lowWater` (back-pressure that ends in the
+/// pipeline's counted drops at the door, never in silent loss). While the store fails
+/// (disk full), ingest never waits — live streaming goes on — and samples wait in memory
+/// up to `maxPending`, oldest dropped first and counted; the flush is retried every
+/// `retryInterval`. Nothing already stored is touched.
+public final class StoreStage: @unchecked Sendable {
     let store: Store
     let queue = DispatchQueue(label: "strapd.pipeline.store")
     let maxPending: Int
+    let highWater: Int
+    let lowWater: Int
     let retryInterval: DispatchTimeInterval
+    private let backlog = Atomic<Int>(0)
+    private let failing = Atomic<Bool>(false)
+    private let waiting = Atomic<Bool>(false)
+    private let room = DispatchSemaphore(value: 0)
     /// Confined to `queue`.
     private var pending: [Sample] = []
     private var flushScheduled = false
     private var retryScheduled = false
-    private(set) var degraded: String?
-    private(set) var lostWhileDegraded = 0
+    public private(set) var degraded: String?
+    public private(set) var lostWhileDegraded = 0
     /// Called on `queue` when the stage becomes degraded (message) or recovers (nil).
     var onDegradedChange: (@Sendable (String?) -> Void)?
 
-    init(store: Store, maxPending: Int = 200_000, retryInterval: DispatchTimeInterval = .seconds(1)) {
+    public init(store: Store, maxPending: Int = 200_000, highWater: Int = 100_000, lowWater: Int = 20_000,
+                retryInterval: DispatchTimeInterval = .seconds(1)) {
         self.store = store
         self.maxPending = maxPending
+        self.highWater = highWater
+        self.lowWater = lowWater
         self.retryInterval = retryInterval
     }
 
     func enqueue(_ samples: [Sample]) {
+        backlog.add(samples.count, ordering: .relaxed)
         queue.async { [self] in
             pending += samples
             if pending.count > maxPending {
-                // Bounded even when the disk stays full: the oldest unstored samples go first.
-                lostWhileDegraded += pending.count - maxPending
-                pending.removeFirst(pending.count - maxPending)
+                let excess = pending.count - maxPending
+                lostWhileDegraded += excess
+                pending.removeFirst(excess)
+                backlog.subtract(excess, ordering: .relaxed)
             }
             if !flushScheduled && !retryScheduled {
                 flushScheduled = true
                 queue.async { [self] in flush() }
             }
+        }
+        // The timeout re-checks the condition, so a wake-up lost to a race costs 20 ms, not a hang.
+        while backlog.load(ordering: .relaxed) > highWater && !failing.load(ordering: .relaxed) {
+            waiting.store(true, ordering: .relaxed)
+            _ = room.wait(timeout: .now() + .milliseconds(20))
         }
     }
 
@@ -49,13 +69,16 @@ final class StoreStage: @unchecked Sendable {
         guard !pending.isEmpty else { return }
         do {
             try store.appendBatch(pending)
-            pending.removeAll(keepingCapacity: true)
+            backlog.subtract(pending.count, ordering: .relaxed)
+            pending.removeAll(keepingCapacity: pending.count < 65_536)
             if degraded != nil {
                 degraded = nil
+                failing.store(false, ordering: .relaxed)
                 onDegradedChange?(nil)
             }
         } catch {
-            if degraded == nil || degraded != error.description {
+            failing.store(true, ordering: .relaxed)
+            if degraded != error.description {
                 degraded = error.description
                 onDegradedChange?(error.description)
             }
@@ -65,18 +88,23 @@ final class StoreStage: @unchecked Sendable {
                 flush()
             }
         }
+        if waiting.load(ordering: .relaxed) && (backlog.load(ordering: .relaxed) <= lowWater || failing.load(ordering: .relaxed)) {
+            waiting.store(false, ordering: .relaxed)
+            room.signal()
+        }
     }
 
     /// Appends whatever is pending now and makes it durable (SIGTERM, tests).
-    func flushAndSync() throws {
+    public func flushAndSync() throws {
         try queue.sync {
             if !pending.isEmpty {
                 try store.appendBatch(pending)
+                backlog.subtract(pending.count, ordering: .relaxed)
                 pending.removeAll()
             }
         }
         try store.sync()
     }
 
-    var pendingCount: Int { queue.sync { pending.count } }
+    public var pendingCount: Int { queue.sync { pending.count } }
 }

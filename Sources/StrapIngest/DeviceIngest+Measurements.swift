@@ -15,16 +15,32 @@ extension DeviceIngest {
 
         if let rr = m.rrIntervals, !rr.isEmpty {
             let beats = timeline.append(rrIntervals: rr, receivedAt: monotonic)
-            // Beat times are reconstructed on the monotonic clock; place them on the wall clock
-            // through this packet's receive time, and keep offsets relative to the first beat.
-            let offset = Double(wall) / 1000 - monotonic
-            let first = beats[0].time
-            var meta = ["rr": rr.map(String.init).joined(separator: ",")]
+            // The series starts at the beat before its first RR interval, so beat offsets are
+            // running sums of the RR intervals: exact in binary, and each raw RR is the
+            // difference of two offsets × 1024 — lossless without a metadata copy. Only when
+            // the timeline had to move a beat are the raw values kept separately.
+            let toWall = Double(wall) / 1000 - monotonic
+            let start = beats[0].time - Double(rr[0]) / 1024
+            var offsets = [Double]()
+            offsets.reserveCapacity(rr.count)
+            var sum: UInt32 = 0
+            var adjusted = false
+            for (i, value) in rr.enumerated() {
+                sum += UInt32(value)
+                offsets.append(Double(sum) / 1024)
+                adjusted = adjusted || beats[i].adjusted
+            }
+            var meta: [String: String] = [:]
             if beats[0].gapBefore { meta["gapBefore"] = "true" }
-            if beats.contains(where: \.adjusted) { meta["adjusted"] = "true" }
-            out.samples.append(sample(.heartbeatSeries, Double(beats.count), Millis(((first + offset) * 1000).rounded()),
-                                      end: Millis(((beats[beats.count - 1].time + offset) * 1000).rounded()),
-                                      metadata: meta, beats: beats.map { $0.time - first }))
+            if adjusted {
+                meta["adjusted"] = "true"
+                meta["rr"] = rr.map(String.init).joined(separator: ",")
+                offsets = beats.map { $0.time - start }
+            }
+            let startMillis = Millis(((start + toWall) * 1000).rounded())
+            out.samples.append(sample(.heartbeatSeries, Double(beats.count), startMillis,
+                                      end: startMillis + Millis((offsets[offsets.count - 1] * 1000).rounded()),
+                                      metadata: meta, beats: offsets))
         }
 
         if let raw = m.energyExpended {

@@ -4,6 +4,7 @@ import Foundation
 let sections: [any BenchSection.Type] = [
     // one line per section; keep this list sorted by name
     DecodeBench.self,
+    PipelineBench.self,
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())

@@ -14,9 +14,12 @@ import StrapSimulator
         #expect(out.rejected == nil)
         #expect(out.samples.map(\.type) == [.sensorContact, .heartRate, .heartbeatSeries])
         let series = out.samples[2]
-        #expect(series.beats == [0, 0.5] && series.value == 2)
-        #expect(series.end == t0 && series.start == t0 - 500)
-        #expect(series.metadata["rr"] == "1024,512")
+        // Offsets from the beat before the first interval: running sums of RR / 1024.
+        #expect(series.beats == [1, 1.5] && series.value == 2)
+        #expect(series.end == t0 && series.start == t0 - 1500)
+        #expect(series.metadata.isEmpty)
+        let rr = zip([0] + series.beats, series.beats).map { UInt16((($1 - $0) * 1024)) }
+        #expect(rr == [1024, 512])
         #expect(out.changes == [.contact(.detected)])
         // Same contact again: no new contact sample.
         let next = ingest.ingest(.heartRateMeasurement, [0x06, 75], wall: t0 + 1000, monotonic: 101)
