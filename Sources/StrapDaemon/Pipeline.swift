@@ -83,15 +83,16 @@ public final class Pipeline: @unchecked Sendable {
     private func process(_ event: SensorEvent) {
         eventCount.add(1, ordering: .relaxed)
         let address = event.address
-        var ingest = ingests[address] ?? {
+        if ingests[address] == nil {
             let (device, settings) = identity(address, names[address])
-            return DeviceIngest(device: device, settings: settings)
-        }()
+            ingests[address] = DeviceIngest(device: device, settings: settings)
+        }
         var samples: [Sample] = []
         var liveEvents: [LiveEvent] = []
         switch event {
         case let .notification(_, characteristic, value, time), let .read(_, characteristic, value, time):
-            let out = ingest.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic)
+            // Mutated in place through the dictionary: no copy of the per-device state.
+            let out = ingests[address]!.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic)
             if let error = out.rejected {
                 rejectedCount.add(1, ordering: .relaxed)
                 onRejected?(address, error.description)
@@ -103,12 +104,11 @@ public final class Pipeline: @unchecked Sendable {
             }
         case let .linkUp(_, name, time):
             names[address] = name
-            ingest.linkRestarted()
+            ingests[address]!.linkRestarted()
             liveEvents.append(.link(address, up: true, reason: nil, time.wall))
         case let .linkDown(_, reason, time):
             liveEvents.append(.link(address, up: false, reason: reason, time.wall))
         }
-        ingests[address] = ingest
         if !samples.isEmpty {
             sampleCount.add(samples.count, ordering: .relaxed)
             liveEvents += samples.map(LiveEvent.sample)

@@ -29,9 +29,10 @@ public final class Device: Codable, Hashable, Sendable, CustomStringConvertible 
             && a.serial == b.serial && a.firmware == b.firmware)
     }
 
+    /// Hashes the identity only: equal devices share it, and hashing seven strings per sample
+    /// showed up in the store's per-sample stream lookup.
     public func hash(into h: inout Hasher) {
-        h.combine(id); h.combine(address); h.combine(name)
-        h.combine(manufacturer); h.combine(model); h.combine(serial); h.combine(firmware)
+        h.combine(id)
     }
 
     public var description: String { "\(name) (\(id))" }
