@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test bench fuzz fuzz-ci demo clean
+.PHONY: help deps build release test bench fuzz fuzz-ci demo install clean
 
 help:
 	@echo "make deps      install the Debian packages strapd needs (idempotent)"
@@ -39,6 +39,29 @@ fuzz-ci: deps
 
 demo: deps
 	scripts/demo.sh
+
+# Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,
+# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g.
+BINDIR     ?= $(PREFIX)/bin
+UNITDIR    ?= /lib/systemd/system
+SYSUSERSDIR?= /usr/lib/sysusers.d
+TMPFILESDIR?= /usr/lib/tmpfiles.d
+UDEVDIR    ?= /lib/udev/rules.d
+MANDIR     ?= $(PREFIX)/share/man
+install:
+	$(SWIFT) build -c release --static-swift-stdlib --product strapd
+	$(SWIFT) build -c release --static-swift-stdlib --product strapctl
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
+	  $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)/etc/strapd
+	install -m 0755 -s .build/release/strapd .build/release/strapctl $(DESTDIR)$(BINDIR)/
+	install -m 0644 systemd/strapd.service systemd/strapd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0644 systemd/sysusers.d/strapd.conf $(DESTDIR)$(SYSUSERSDIR)/strapd.conf
+	install -m 0644 systemd/tmpfiles.d/strapd.conf $(DESTDIR)$(TMPFILESDIR)/strapd.conf
+	install -m 0644 udev/60-strapd.rules $(DESTDIR)$(UDEVDIR)/
+	install -m 0644 docs/man/strapctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/man/strapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 0644 docs/man/strapd.8 $(DESTDIR)$(MANDIR)/man8/
+	[ -e $(DESTDIR)/etc/strapd/strapd.conf ] || install -m 0644 docs/strapd.conf.example $(DESTDIR)/etc/strapd/strapd.conf
 
 clean:
 	rm -rf .build fuzz/bin
