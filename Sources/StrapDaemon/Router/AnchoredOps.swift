@@ -75,6 +75,7 @@ extension RequestRouter {
         var added: [UInt8] = [], deleted: [UInt8] = []
         var anchor = page.anchor
         var scratch: [UInt8] = []
+        var cut = false
         for item in AnchoredItem.merged(page) {
             scratch.removeAll(keepingCapacity: true)
             switch item {
@@ -82,6 +83,7 @@ extension RequestRouter {
             case .deleted(let d): SampleEncoder.append(d, into: &scratch)
             }
             if added.count + deleted.count + scratch.count > budget, !(added.isEmpty && deleted.isEmpty) {
+                cut = true
                 break
             }
             switch item {
@@ -94,7 +96,7 @@ extension RequestRouter {
             }
             anchor = item.anchor
         }
-        if added.count + deleted.count <= budget { anchor = page.anchor }
+        if !cut { anchor = page.anchor }
         var body: [UInt8] = Array(#"{"added":["#.utf8)
         body += added
         body += Array(#"],"deleted":["#.utf8)
