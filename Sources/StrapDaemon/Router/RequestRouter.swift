@@ -55,6 +55,9 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
 
     public var liveSubscriberCount: Int { fanout.count }
 
+    /// Bytes queued per open connection (on the server queue): the bound slow clients are held to.
+    var bufferedOutput: [UInt64: Int] { sessions.mapValues { $0.connection.bufferedOutputCount } }
+
     // MARK: - ConnectionHandler
 
     public func connectionOpened(_ connection: Connection) {
