@@ -1,3 +1,4 @@
+import Dispatch
 import StrapModel
 import StrapStore
 import StrapWire
@@ -106,21 +107,37 @@ extension RequestRouter {
     }
 }
 
-/// The follow phase of `samples.anchored`: the store's follow stream from the first page's
-/// anchor, one event line per item. While the connection is above its high-water mark the
-/// stream waits, and the store's follower pauses at its anchor: nothing is lost or buffered
-/// without bound, and it resumes exactly where it stopped.
+/// The follow phase of `samples.anchored`: pages of `anchored` from the first page's anchor,
+/// one event line per item, read on the router's worker queue. Each page continues exactly
+/// where the previous ended, so the catch-up → live switch has no gap and no duplicate.
+/// While the connection is above its high-water mark the loop stops at its anchor (nothing
+/// is read ahead or buffered) and resumes from there once the client drained. Caught up, it
+/// polls the store's latest durable anchor, a cheap read, every `idleInterval`.
+///
+/// A plain Dispatch loop rather than the store's async `follow`: a follower must never depend
+/// on the cooperative thread pool, which blocking code elsewhere in the process can exhaust.
 final class FollowStream: RouterStream, @unchecked Sendable {
     private enum State { case starting, running, ended }
+    private struct Query {
+        let store: Store
+        let types: Set<ObjectType>?
+        let predicate: SamplePredicate?
+        let limit: Int
+    }
+
+    static let idleInterval: DispatchTimeInterval = .milliseconds(20)
+
     private unowned let router: RequestRouter
     private let session: ClientSession
     private let id: RequestID
     /// Confined to the server queue.
     private var state = State.starting
     private var cancelRequested = false
-    private var waiter: CheckedContinuation<Bool, Never>?
+    private var anchor: UInt64 = 0
+    private var query: Query?
+    /// Lines written while above high water wait here (rejected), or nothing (paused).
+    private var paused = false
     private var retry: [UInt8]?
-    private var task: Task<Void, Never>?
 
     init(router: RequestRouter, session: ClientSession, id: RequestID) {
         self.router = router
@@ -133,38 +150,13 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         if cancelRequested || session.connection.isClosed {
             state = .ended
             if cancelRequested { writeFinal("cancelled", [:]) }
+            router.streamEnded(id: id, in: session, stream: self)
             return
         }
         state = .running
-        let id = self.id
-        task = Task.detached { [self] in
-            do {
-                for try await page in store.follow(types: types, predicate: predicate, from: anchor, limit: limit) {
-                    var lines: [UInt8] = []
-                    var scratch: [UInt8] = []
-                    for item in AnchoredItem.merged(page) {
-                        scratch.removeAll(keepingCapacity: true)
-                        switch item {
-                        case .added(let o):
-                            SampleEncoder.append(o, into: &scratch)
-                            Reply.appendEvent(id: id, kind: "added", dataJSON: scratch, into: &lines)
-                        case .deleted(let d):
-                            SampleEncoder.append(d, into: &scratch)
-                            Reply.appendEvent(id: id, kind: "deleted", dataJSON: scratch, into: &lines)
-                        }
-                    }
-                    guard await deliver(lines) else { return }
-                }
-                await end(kind: "finished", data: ["reason": .string("the store closed")])
-            } catch let error as StrapError {
-                let e = WireError(error)
-                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
-                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
-                await end(kind: "error", data: data)
-            } catch {
-                await end(kind: "error", data: ["code": .string("internal"), "message": .string("\(error)")])
-            }
-        }
+        self.anchor = anchor
+        query = Query(store: store, types: types, predicate: predicate, limit: limit)
+        schedule()
     }
 
     /// The first page failed (its error is the reply): nothing to follow.
@@ -173,42 +165,66 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         router.streamEnded(id: id, in: session, stream: self)
     }
 
-    /// Writes one page of events; suspends while the client is above high water.
-    /// False when the stream ended meanwhile.
-    private func deliver(_ lines: [UInt8]) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+    /// One step on the worker queue: the next page after `anchor`, or a short wait when
+    /// nothing new is durable.
+    private func schedule(after delay: DispatchTimeInterval? = nil) {
+        guard let query else { return }
+        let from = anchor, id = self.id
+        let work: @Sendable () -> Void = { [self] in
+            let lines: [UInt8]
+            let next: UInt64
+            do throws(StrapError) {
+                if query.store.latestAnchor <= from {
+                    session.connection.queue.async { [self] in if state == .running { schedule(after: Self.idleInterval) } }
+                    return
+                }
+                let page = try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
+                lines = Self.eventLines(page, id: id)
+                next = page.anchor
+            } catch {
+                let e = WireError(error)
+                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
+                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
+                session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
+                return
+            }
             session.connection.queue.async { [self] in
-                guard state == .running else { return continuation.resume(returning: false) }
-                write(lines, continuation)
+                guard state == .running else { return }
+                anchor = max(anchor, next)
+                if lines.isEmpty {
+                    // Only non-matching items were examined: go on at once.
+                    schedule(after: next > from ? nil : Self.idleInterval)
+                } else {
+                    write(lines)
+                }
             }
         }
+        if let delay { router.worker.asyncAfter(deadline: .now() + delay, execute: work) } else { router.worker.async(execute: work) }
     }
 
-    private func write(_ lines: [UInt8], _ continuation: CheckedContinuation<Bool, Never>) {
+    private func write(_ lines: [UInt8]) {
         let connection = session.connection
         switch connection.write(lines) {
         case .queued:
-            if connection.isAboveHighWater { waiter = continuation } else { continuation.resume(returning: true) }
+            if connection.isAboveHighWater { paused = true } else { schedule() }
         case .rejected where connection.isAboveHighWater:
-            waiter = continuation
+            paused = true
             retry = lines
         case .rejected:
-            // A page larger than the whole buffer: the follow page limit is set far below it.
-            continuation.resume(returning: false)
             stop(kind: "error", data: ["code": .string("internal"), "message": .string("follow page larger than the client buffer")])
         case .closed:
-            continuation.resume(returning: false)
+            state = .ended
         }
     }
 
     func outputDrained() {
-        guard let continuation = waiter else { return }
-        waiter = nil
+        guard state == .running, paused else { return }
+        paused = false
         if let lines = retry {
             retry = nil
-            write(lines, continuation)
+            write(lines)
         } else {
-            continuation.resume(returning: true)
+            schedule()
         }
     }
 
@@ -220,33 +236,38 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             if !notify { state = .ended }
         case .running:
             state = .ended
-            task?.cancel()
-            waiter?.resume(returning: false)
-            waiter = nil
+            retry = nil
             if notify { writeFinal("cancelled", [:]) }
         case .ended:
             break
         }
     }
 
-    private func end(kind: String, data: JSONObject) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            session.connection.queue.async { [self] in
-                stop(kind: kind, data: data)
-                continuation.resume()
-            }
-        }
-    }
-
     private func stop(kind: String, data: JSONObject) {
         guard state == .running else { return }
         state = .ended
-        task?.cancel()
         writeFinal(kind, data)
         router.streamEnded(id: id, in: session, stream: self)
     }
 
     private func writeFinal(_ kind: String, _ data: JSONObject) {
         session.connection.write(Reply.event(id: id, kind: kind, data: data))
+    }
+
+    static func eventLines(_ page: AnchoredResult, id: RequestID) -> [UInt8] {
+        var lines: [UInt8] = []
+        var scratch: [UInt8] = []
+        for item in AnchoredItem.merged(page) {
+            scratch.removeAll(keepingCapacity: true)
+            switch item {
+            case .added(let o):
+                SampleEncoder.append(o, into: &scratch)
+                Reply.appendEvent(id: id, kind: "added", dataJSON: scratch, into: &lines)
+            case .deleted(let d):
+                SampleEncoder.append(d, into: &scratch)
+                Reply.appendEvent(id: id, kind: "deleted", dataJSON: scratch, into: &lines)
+            }
+        }
+        return lines
     }
 }
