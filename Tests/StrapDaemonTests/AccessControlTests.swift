@@ -144,4 +144,24 @@ struct AccessControlTests {
             #expect(text.contains("permission denied"))
         }
     }
+
+    @Test func strapctlRefusedByPolicyExitsFour() throws {
+        let h = try RouterHarness(access: AccessPolicy(daemonUID: 0))
+        defer { h.close() }
+        let strapctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strapctl").path
+        try #require(FileManager.default.isExecutableFile(atPath: strapctl), "strapctl is built with the tests")
+        for (args, code) in [(["status"], ExitCode.success), (["query"], ExitCode.notAuthorized), (["forget", "AA:BB"], ExitCode.notAuthorized)] {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            p.arguments = ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", strapctl, "--socket", h.socketPath] + args
+            let err = Pipe()
+            p.standardError = err
+            p.standardOutput = Pipe()
+            try p.run()
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == code, "\(args)")
+            if code == ExitCode.notAuthorized { #expect(text.contains("(notAuthorized)")) }
+        }
+    }
 }
