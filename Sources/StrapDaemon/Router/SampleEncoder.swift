@@ -7,16 +7,18 @@ import StrapWire
 /// byte buffer, no intermediate `JSONValue` tree, no Foundation encoder. The shape is the
 /// one `Sample`'s Codable conformance defines (spec §6).
 enum SampleEncoder {
-    /// `includeAnchor` is false for live samples, which are not durable yet and have none.
-    static func append(_ s: Sample, includeAnchor: Bool = true, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"uuid":""#.utf8)
-        out.append(contentsOf: s.uuid.uuidString.utf8)
-        out.append(UInt8(ascii: "\""))
-        if includeAnchor {
-            out.append(contentsOf: #","anchor":"#.utf8)
+    /// `durable` is false for live samples: not stored yet, they have neither an anchor nor
+    /// their UUID (which the store derives from the anchor).
+    static func append(_ s: Sample, durable: Bool = true, into out: inout [UInt8]) {
+        if durable {
+            out.append(contentsOf: #"{"uuid":""#.utf8)
+            out.append(contentsOf: s.uuid.uuidString.utf8)
+            out.append(contentsOf: #"","anchor":"#.utf8)
             out.append(contentsOf: String(s.anchor).utf8)
+            out.append(contentsOf: #","type":""#.utf8)
+        } else {
+            out.append(contentsOf: #"{"type":""#.utf8)
         }
-        out.append(contentsOf: #","type":""#.utf8)
         out.append(contentsOf: s.type.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
         if s.type == .heartbeatSeries {
@@ -48,10 +50,10 @@ enum SampleEncoder {
         out.append(contentsOf: "}}".utf8)
     }
 
-    static func bytes(_ s: Sample, includeAnchor: Bool = true) -> [UInt8] {
+    static func bytes(_ s: Sample, durable: Bool = true) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(320)
-        append(s, includeAnchor: includeAnchor, into: &out)
+        append(s, durable: durable, into: &out)
         return out
     }
 

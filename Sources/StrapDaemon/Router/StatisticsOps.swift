@@ -56,7 +56,7 @@ extension RequestRouter {
             } catch { throw WireError(error) }
             let result: JSONObject = [
                 "type": .string(type.rawValue), "unit": .string(type.unit),
-                "timeZone": .string(zone.identifier),
+                "timeZone": .string(zoneName ?? zone.identifier),
                 "statistics": .array(list.map { .object(Self.statisticsJSON($0, options: options)) }),
             ]
             return Reply.success(id: id, result: result)
