@@ -45,7 +45,7 @@ let package = Package(
                                                     "StrapSystem", "StrapWire", "StrapConfig"]),
 
         // Layer 6: executables and their testable command logic.
-        .target(name: "StrapControl", dependencies: ["StrapGATT"]),
+        .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
                                                               "StrapDaemon", "StrapIngest", "StrapSimulator"]),
@@ -57,7 +57,8 @@ let package = Package(
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
-        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT"]),
-        .testTarget(name: "StrapControlTests", dependencies: ["StrapControl"]),
+        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
+                                                             "StrapSystem", "StrapWire", "CShims", "StrapControl"]),
+        .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
     ]
 )

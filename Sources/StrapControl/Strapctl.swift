@@ -1,27 +1,152 @@
-/// The `strapctl` command line: subcommand dispatch. Subcommands that talk to the daemon
-/// arrive with the daemon; `decode` works offline.
+import StrapWire
+
+/// The `strapctl` command line: global options, subcommand dispatch, and the mapping of
+/// failures to the exit codes of strapctl(1).
 public enum Strapctl {
     public static let usage = """
-        usage: strapctl COMMAND [ARGS...]
+        usage: strapctl [--socket PATH] [--json] COMMAND [ARGS...]
         commands:
+          status                  daemon health, sensors, store
+          devices                 known and connected sensors
+          scan [--timeout S]      discover sensors (admin)
+          pair|connect|disconnect|forget|info|reset-energy ADDR
+          query [--type T]... [--from TIME] [--to TIME] [--device ID] [--limit N] [--sort start|end] [--desc]
+          anchored [--anchor N] [--limit N] [--type T]... [--follow]
+          delete (--uuid U... | --type T --from TIME --to TIME)
+          stats --type T --option average|minimum|maximum|mostRecent|sum [--from TIME] [--to TIME]
+                [--interval 15m|1h|1d|1w|1mo] [--anchor-date TIME] [--tz ZONE] [--by-source]
+          live [--type T]... [--device ADDR]
           decode CHAR HEX...      decode one GATT packet offline (see strapctl decode --help)
           help                    this text
+        TIME is RFC 3339, now, or relative: -15m, -2h, -1d. The socket is $STRAPD_SOCKET or
+        /run/strapd/strapd.sock unless --socket is given.
         """
 
-    public static func run(_ arguments: [String]) -> CommandOutput {
-        guard let command = arguments.first else {
-            return CommandOutput(exitCode: CommandOutput.usageError, stderr: usage + "\n")
+    /// Runs a command to completion and returns what it printed (tests, one-shot commands).
+    public static func run(_ arguments: [String], environment: [String: String] = [:]) -> CommandOutput {
+        let (sink, collected) = OutputSink.collecting()
+        let code = run(arguments, environment: environment, sink: sink)
+        let (out, err) = collected()
+        return CommandOutput(exitCode: code, stdout: out, stderr: err)
+    }
+
+    /// Runs a command writing to `sink` as it goes; returns the exit code.
+    public static func run(_ arguments: [String], environment: [String: String], sink: OutputSink) -> Int32 {
+        var args = arguments
+        var socket = environment["STRAPD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonClient.defaultSocket
+        var json = false
+        // Global options may come before or after the command.
+        var i = 0
+        while i < args.count {
+            if args[i] == "--json" { json = true; args.remove(at: i); continue }
+            if args[i] == "--socket" {
+                guard i + 1 < args.count else { return usageError("--socket needs a path", sink) }
+                socket = args[i + 1]
+                args.removeSubrange(i...(i + 1))
+                continue
+            }
+            if args[i].hasPrefix("--socket=") { socket = String(args[i].dropFirst(9)); args.remove(at: i); continue }
+            if args[i] == "--" { break }
+            i += 1
         }
-        let rest = Array(arguments.dropFirst())
-        switch command {
-        case "decode":
-            if rest == ["--help"] || rest == ["-h"] { return CommandOutput(stdout: DecodeCommand.usage + "\n") }
-            return DecodeCommand.run(rest)
-        case "help", "--help", "-h":
-            return CommandOutput(stdout: usage + "\n")
-        default:
-            return CommandOutput(exitCode: CommandOutput.usageError,
-                                 stderr: "strapctl: unknown command '\(command)'\n\(usage)\n")
+        guard let command = args.first else { return usageError(nil, sink) }
+        let rest = Array(args.dropFirst())
+        let context = CommandContext(socket: socket, json: json, sink: sink)
+        do {
+            switch command {
+            case "decode":
+                let out = rest == ["--help"] || rest == ["-h"] ? CommandOutput(stdout: DecodeCommand.usage + "\n") : DecodeCommand.run(rest)
+                if !out.stdout.isEmpty { sink.write(out.stdout) }
+                if !out.stderr.isEmpty { sink.error(String(out.stderr.dropLast(out.stderr.hasSuffix("\n") ? 1 : 0))) }
+                return out.exitCode
+            case "help", "--help", "-h":
+                sink.print(usage)
+                return ExitCode.success
+            case "status": return try DaemonCommands.status(rest, context)
+            case "devices": return try DaemonCommands.devices(rest, context)
+            case "scan": return try DaemonCommands.scan(rest, context)
+            case "info": return try DaemonCommands.info(rest, context)
+            case "pair", "connect", "disconnect", "forget", "reset-energy":
+                return try DaemonCommands.action(command, rest, context)
+            case "query": return try SampleCommands.query(rest, context)
+            case "anchored": return try SampleCommands.anchored(rest, context)
+            case "delete": return try SampleCommands.delete(rest, context)
+            case "stats": return try SampleCommands.stats(rest, context)
+            case "live": return try LiveCommand.run(rest, context)
+            default:
+                return usageError("unknown command '\(command)'", sink)
+            }
+        } catch let error as UsageError {
+            return usageError(error.message, sink)
+        } catch let error as ClientError {
+            sink.error("strapctl: \(error)")
+            return error.exitCode
+        } catch let error as DaemonError {
+            sink.error("strapctl: \(error.message) (\(error.code))")
+            return error.code == "notAuthorized" ? ExitCode.notAuthorized : ExitCode.daemonError
+        } catch {
+            sink.error("strapctl: \(error)")
+            return ExitCode.daemonError
         }
+    }
+
+    static func usageError(_ message: String?, _ sink: OutputSink) -> Int32 {
+        if let message { sink.error("strapctl: \(message)") }
+        sink.error(usage)
+        return ExitCode.usage
+    }
+}
+
+/// The daemon answered `ok: false`.
+struct DaemonError: Error {
+    let code: String
+    let message: String
+}
+
+/// What every daemon command needs: where the socket is, how to print.
+struct CommandContext {
+    let socket: String
+    let json: Bool
+    let sink: OutputSink
+
+    func connect(timeout: Double? = 30) throws(ClientError) -> DaemonClient {
+        try DaemonClient(path: socket, timeout: timeout)
+    }
+
+    /// One request, one reply: the `result` object, or the daemon's error thrown.
+    func call(_ op: String, _ params: JSONObject = JSONObject()) throws -> JSONObject {
+        let client = try connect()
+        var request: JSONObject = ["id": .int(1), "op": .string(op)]
+        for (k, v) in params.entries { request[k] = v }
+        let reply = try client.call(request)
+        if json, reply["ok"] == .bool(true) { sink.print(JSONWriter.string(.object(reply))) }
+        return try Self.result(of: reply)
+    }
+
+    static func result(of reply: JSONObject) throws -> JSONObject {
+        if reply["ok"] == .bool(true) {
+            if case .object(let r)? = reply["result"] { return r }
+            return JSONObject()
+        }
+        guard case .object(let e)? = reply["error"] else { throw ClientError.malformed("neither ok nor error") }
+        throw DaemonError(code: e.string("code") ?? "internal", message: e.string("message") ?? "")
+    }
+}
+
+extension JSONObject {
+    func string(_ key: String) -> String? { if case .string(let s)? = self[key] { s } else { nil } }
+    func int(_ key: String) -> Int64? { if case .int(let i)? = self[key] { i } else { nil } }
+    func number(_ key: String) -> Double? {
+        switch self[key] {
+        case .int(let i)?: Double(i)
+        case .double(let d)?: d
+        default: nil
+        }
+    }
+    func bool(_ key: String) -> Bool? { if case .bool(let b)? = self[key] { b } else { nil } }
+    func object(_ key: String) -> JSONObject? { if case .object(let o)? = self[key] { o } else { nil } }
+    func objects(_ key: String) -> [JSONObject] {
+        guard case .array(let a)? = self[key] else { return [] }
+        return a.compactMap { if case .object(let o) = $0 { o } else { nil } }
     }
 }

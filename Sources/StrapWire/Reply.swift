@@ -52,6 +52,29 @@ public enum Reply {
         return finish(&out)
     }
 
+    /// The event shape with already-encoded `data` (one JSON value without newlines): hot
+    /// streams encode each sample once and reuse the bytes for every subscriber.
+    public static func event(id: RequestID, kind: String, dataJSON: some Sequence<UInt8>) -> [UInt8] {
+        var out = prefix(id: id)
+        appendEvent(kind: kind, dataJSON: dataJSON, into: &out)
+        return out
+    }
+
+    /// Appends an event line for `id` to `out` (many events, one buffer).
+    public static func appendEvent(id: RequestID, kind: String, dataJSON: some Sequence<UInt8>, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.write(id.json, into: &out)
+        appendEvent(kind: kind, dataJSON: dataJSON, into: &out)
+    }
+
+    private static func appendEvent(kind: String, dataJSON: some Sequence<UInt8>, into out: inout [UInt8]) {
+        out.append(contentsOf: #","event":"#.utf8)
+        JSONWriter.writeString(kind, into: &out)
+        out.append(contentsOf: #","data":"#.utf8)
+        out.append(contentsOf: dataJSON)
+        out.append(contentsOf: "}\n".utf8)
+    }
+
     private static func prefix(id: RequestID) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64)

@@ -1,8 +1,13 @@
 import CShims
+import Glibc
 import StrapControl
 
-let output = Strapctl.run(Array(CommandLine.arguments.dropFirst()))
-output.stdout.withCString { cshims_write_stdout($0, strlen($0)) }
-output.stderr.withCString { cshims_write_stderr($0, strlen($0)) }
+// Streaming commands (scan, live, anchored --follow) print as events arrive.
+let sink = OutputSink(isTerminal: isatty(1) == 1,
+                      stdout: { text in text.withCString { cshims_write_stdout($0, strlen($0)) }; cshims_flush_stdout() },
+                      stderr: { text in text.withCString { cshims_write_stderr($0, strlen($0)) } })
+var environment: [String: String] = [:]
+if let s = getenv("STRAPD_SOCKET") { environment["STRAPD_SOCKET"] = String(decoding: UnsafeRawBufferPointer(start: s, count: strlen(s)), as: UTF8.self) }
+let code = Strapctl.run(Array(CommandLine.arguments.dropFirst()), environment: environment, sink: sink)
 cshims_flush_stdout()
-exit(output.exitCode)
+exit(code)

@@ -1,0 +1,184 @@
+import Glibc
+import StrapWire
+
+/// `strapctl live`: redraws a per-device panel in place on a terminal (ANSI cursor movement,
+/// no curses), one plain line per update when piped.
+enum LiveCommand {
+    static func run(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
+        let a = try Arguments(args, options: ["type", "device"], flags: [])
+        try a.noPositional()
+        var request: JSONObject = ["id": .int(1), "op": .string("live.subscribe")]
+        let types = a.all("type")
+        if !types.isEmpty { request["types"] = .array(types.map(WireJSON.string)) }
+        let devices = a.all("device")
+        if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }
+        let client = try ctx.connect(timeout: nil)
+        _ = try CommandContext.result(of: try client.call(request))
+        var view = LiveView()
+        var drawn = 0
+        var lastDraw = 0.0
+        while let m = try client.readMessage() {
+            if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
+            guard let kind = m.string("event") else { continue }
+            let line = view.apply(kind, m.object("data") ?? JSONObject())
+            if ctx.sink.isTerminal {
+                // Redraw at most ten times a second; a flood must not flood the terminal.
+                let now = monotonicSeconds()
+                guard now - lastDraw >= 0.1 else { continue }
+                lastDraw = now
+                drawn = redraw(view.render(), previous: drawn, ctx.sink)
+            } else if let line {
+                ctx.sink.print(line)
+            }
+        }
+        throw ClientError.closed
+    }
+
+    /// Moves up over the previous frame and overwrites it line by line.
+    static func redraw(_ lines: [String], previous: Int, _ sink: OutputSink) -> Int {
+        var frame = previous > 0 ? "\u{1B}[\(previous)F" : ""
+        for line in lines { frame += "\u{1B}[2K" + line + "\n" }
+        for _ in lines.count..<max(lines.count, previous) { frame += "\u{1B}[2K\n" }
+        sink.write(frame)
+        return max(lines.count, previous)
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}
+
+/// The state behind `strapctl live`: the latest values per device and a minute of heart rate.
+public struct LiveView {
+    struct DeviceState {
+        var name: String
+        var connected = true
+        var heartRate: Double?
+        var rr: [Int] = []
+        var contact: String?
+        var battery: Int?
+        var speed: (Double, String)?
+        var cadence: (Double, String)?
+        /// (time ms, bpm) of the last minute.
+        var history: [(Int64, Double)] = []
+    }
+
+    private var devices: [String: DeviceState] = [:]
+    private var order: [String] = []
+    private var dropped = 0
+    private var latest: Int64 = 0
+
+    public init() {}
+
+    /// Applies one event; returns the plain line describing it (piped output), if any.
+    public mutating func apply(_ kind: String, _ data: JSONObject) -> String? {
+        switch kind {
+        case "sample":
+            let device = data.object("device") ?? JSONObject()
+            let address = device.string("address") ?? "?"
+            var state = self.state(address, name: device.string("name"))
+            let type = data.string("type") ?? "?"
+            let value = data.number("value")
+            let time = data.string("start").flatMap { try? RFC3339.parse($0) } ?? latest
+            latest = max(latest, time)
+            switch type {
+            case "heartRate":
+                state.heartRate = value
+                if let value { state.history.append((time, value)) }
+                state.history.removeAll { $0.0 < latest - 60_000 }
+            case "heartbeatSeries":
+                if case .array(let beats)? = data["beats"] {
+                    let t = beats.compactMap { v -> Double? in
+                        switch v { case .double(let d): d; case .int(let i): Double(i); default: nil }
+                    }
+                    let intervals = zip(t.dropFirst(), t).map { Int((($0 - $1) * 1000).rounded()) }
+                    if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
+                }
+            case "sensorContact": state.contact = value.map { $0 > 0 ? "detected" : "notDetected" }
+            case "batteryLevel": state.battery = value.map { Int($0) }
+            case "cyclingSpeed", "runningSpeed": state.speed = value.map { ($0, "m/s") }
+            case "cyclingCadence": state.cadence = value.map { ($0, "rpm") }
+            case "runningCadence": state.cadence = value.map { ($0, "/min") }
+            default: break
+            }
+            devices[address] = state
+            let shown = type == "heartbeatSeries" ? "rr=\(state.rr.map(String.init).joined(separator: ","))ms"
+                : "\(value.map(SampleCommands.formatNumber) ?? "?") \(data.string("unit") ?? "")"
+            return "\(data.string("start") ?? "") \(address) \(type) \(shown)"
+        case "device":
+            let address = data.string("address") ?? "?"
+            var state = self.state(address, name: nil)
+            switch data.string("change") {
+            case "contact": state.contact = data.string("contact")
+            case "battery": state.battery = data.int("battery").map(Int.init)
+            default: break
+            }
+            devices[address] = state
+            return "\(address) \(data.string("change") ?? "change") \(data.string("contact") ?? data.int("battery").map { "\($0)%" } ?? "")"
+        case "link":
+            let address = data.string("address") ?? "?"
+            var state = self.state(address, name: nil)
+            state.connected = data.bool("up") ?? false
+            devices[address] = state
+            return "\(data.string("time") ?? "") \(address) \(state.connected ? "connected" : "disconnected")" +
+                (data.string("reason").map { " (\($0))" } ?? "")
+        case "dropped":
+            let n = Int(data.int("count") ?? 0)
+            dropped += n
+            return "dropped \(n) events (too slow to read)"
+        default:
+            return nil
+        }
+    }
+
+    private func state(_ address: String, name: String?) -> DeviceState {
+        var s = devices[address] ?? DeviceState(name: name ?? address)
+        if let name { s.name = name }
+        return s
+    }
+
+
+    /// The terminal frame: one block per device, in address order.
+    public func render() -> [String] {
+        var lines: [String] = []
+        for address in devices.keys.sorted() {
+            let s = devices[address]!
+            var head = "\(s.name) [\(address)]" + (s.connected ? "" : "  (disconnected)")
+            if let b = s.battery { head += "  battery \(b)%" }
+            if let c = s.contact { head += "  contact \(c)" }
+            lines.append(head)
+            var values: [String] = []
+            if let hr = s.heartRate { values.append("♥ \(SampleCommands.formatNumber(hr)) bpm") }
+            if !s.rr.isEmpty { values.append("RR \(s.rr.map(String.init).joined(separator: " ")) ms") }
+            if let (v, u) = s.speed { values.append("speed \(SampleCommands.formatNumber(v)) \(u)") }
+            if let (v, u) = s.cadence { values.append("cadence \(SampleCommands.formatNumber(v)) \(u)") }
+            lines.append("  " + (values.isEmpty ? "waiting for data" : values.joined(separator: "  ")))
+            if !s.history.isEmpty { lines.append("  " + Self.sparkline(s.history, end: latest)) }
+        }
+        if dropped > 0 { lines.append("(\(dropped) events dropped: terminal too slow)") }
+        return lines.isEmpty ? ["waiting for sensors…"] : lines
+    }
+
+    static let bars: [Character] = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"]
+
+    /// The last minute in 30 cells of 2 s (cell average); blank where there was no sample.
+    static func sparkline(_ history: [(Int64, Double)], end: Int64, cells: Int = 30) -> String {
+        let start = end - 60_000
+        var sums = [Double](repeating: 0, count: cells), counts = [Int](repeating: 0, count: cells)
+        for (t, v) in history where t > start && t <= end {
+            let i = min(cells - 1, Int((t - start - 1) * Int64(cells) / 60_000))
+            sums[i] += v
+            counts[i] += 1
+        }
+        let values = (0..<cells).map { counts[$0] > 0 ? sums[$0] / Double(counts[$0]) : nil }
+        let present = values.compactMap { $0 }
+        guard let lo = present.min(), let hi = present.max() else { return "" }
+        return String(values.map { v -> Character in
+            guard let v else { return " " }
+            let level = hi > lo ? Int(((v - lo) / (hi - lo) * 7).rounded()) : 3
+            return bars[level]
+        })
+    }
+}

@@ -1,0 +1,273 @@
+import Dispatch
+import StrapModel
+import StrapStore
+import StrapWire
+
+extension RequestRouter {
+    /// `samples.anchored {"types", "predicate", "anchor", "limit", "follow"}` →
+    /// `{"added": [...], "deleted": [...], "anchor": N}`; with `follow`, then `added` and
+    /// `deleted` events from that anchor on (docs/protocol.md).
+    func samplesAnchored(_ request: Request, _ session: ClientSession) throws(WireError) {
+        let params = try Params(request, allowed: ["types", "predicate", "anchor", "limit", "follow"])
+        let types = try objectTypes(params, session)
+        let predicate = try params.predicate("predicate")
+        try session.grants.checkPredicate(predicate)
+        let anchor = try params.anchor("anchor")
+        let limit = Int(try params.int("limit", in: 1...100_000) ?? 1000)
+        let follow = try params.bool("follow") ?? false
+        let id = request.id
+        let budget = configuration.maximumReplyBytes
+        let store = context.store
+        let stream = follow ? FollowStream(router: self, session: session, id: id) : nil
+        if let stream { streamStarted(stream, id: id, in: session) }
+        session.pendingReplies += 1
+        worker.async { [self] in
+            var next: UInt64?
+            let bytes: [UInt8]
+            do throws(StrapError) {
+                let page = try store.anchored(types: types, predicate: predicate, anchor: anchor, limit: limit)
+                let (body, continueFrom) = Self.encodePage(page, budget: budget)
+                next = continueFrom
+                bytes = Reply.success(id: id, resultJSON: body)
+            } catch {
+                bytes = Reply.failure(id: id, error: WireError(error))
+            }
+            session.connection.queue.async { [self, next] in
+                session.pendingReplies -= 1
+                write(bytes, id: id, to: session)
+                if let stream {
+                    if let next {
+                        stream.start(store: store, types: types, predicate: predicate, from: next, limit: configuration.followPageLimit)
+                    } else {
+                        stream.failedToStart()
+                    }
+                }
+                finishIfIdle(session)
+            }
+        }
+    }
+
+    /// The object types a request reads: `"types"` may name sample types and `"workout"`.
+    private func objectTypes(_ params: Params, _ session: ClientSession) throws(WireError) -> Set<ObjectType>? {
+        let names = try params.strings("types")
+        var quantities: Set<QuantityType>? = nil
+        var workouts = false
+        if let names {
+            var q = Set<QuantityType>()
+            for n in names {
+                if n == "workout" { workouts = true; continue }
+                guard let t = QuantityType(rawValue: n) else { throw .bad("unknown type \"\(n)\"") }
+                q.insert(t)
+            }
+            quantities = q
+        }
+        if session.grants.readableTypes != nil, workouts {
+            throw WireError(.notAuthorized, "not authorized to read workouts")
+        }
+        guard let readable = try session.grants.readable(asked: quantities) else { return nil }
+        var out = Set(readable.map(ObjectType.quantity))
+        if workouts { out.insert(.workout) }
+        return out
+    }
+
+    /// The result object of one page, cut at `budget` bytes; the anchor is then the last
+    /// item written, so continuing from it neither skips nor repeats.
+    static func encodePage(_ page: AnchoredResult, budget: Int) -> (body: [UInt8], anchor: UInt64) {
+        var added: [UInt8] = [], deleted: [UInt8] = []
+        var anchor = page.anchor
+        var scratch: [UInt8] = []
+        var cut = false
+        for item in AnchoredItem.merged(page) {
+            scratch.removeAll(keepingCapacity: true)
+            switch item {
+            case .added(let o): SampleEncoder.append(o, into: &scratch)
+            case .deleted(let d): SampleEncoder.append(d, into: &scratch)
+            }
+            if added.count + deleted.count + scratch.count > budget, !(added.isEmpty && deleted.isEmpty) {
+                cut = true
+                break
+            }
+            switch item {
+            case .added:
+                if !added.isEmpty { added.append(UInt8(ascii: ",")) }
+                added += scratch
+            case .deleted:
+                if !deleted.isEmpty { deleted.append(UInt8(ascii: ",")) }
+                deleted += scratch
+            }
+            anchor = item.anchor
+        }
+        if !cut { anchor = page.anchor }
+        var body: [UInt8] = Array(#"{"added":["#.utf8)
+        body += added
+        body += Array(#"],"deleted":["#.utf8)
+        body += deleted
+        body += Array("],\"anchor\":\(anchor)}".utf8)
+        return (body, anchor)
+    }
+}
+
+/// The follow phase of `samples.anchored`: pages of `anchored` from the first page's anchor,
+/// one event line per item, read on the router's worker queue. Each page continues exactly
+/// where the previous ended, so the catch-up → live switch has no gap and no duplicate.
+/// While the connection is above its high-water mark the loop stops at its anchor (nothing
+/// is read ahead or buffered) and resumes from there once the client drained. Caught up, it
+/// polls the store's latest durable anchor, a cheap read, every `idleInterval`.
+///
+/// A plain Dispatch loop rather than the store's async `follow`: a follower must never depend
+/// on the cooperative thread pool, which blocking code elsewhere in the process can exhaust.
+final class FollowStream: RouterStream, @unchecked Sendable {
+    private enum State { case starting, running, ended }
+    private struct Query {
+        let store: Store
+        let types: Set<ObjectType>?
+        let predicate: SamplePredicate?
+        let limit: Int
+    }
+
+    static let idleInterval: DispatchTimeInterval = .milliseconds(20)
+
+    private unowned let router: RequestRouter
+    private let session: ClientSession
+    private let id: RequestID
+    /// Confined to the server queue.
+    private var state = State.starting
+    private var cancelRequested = false
+    private var anchor: UInt64 = 0
+    private var query: Query?
+    /// Lines written while above high water wait here (rejected), or nothing (paused).
+    private var paused = false
+    private var retry: [UInt8]?
+
+    init(router: RequestRouter, session: ClientSession, id: RequestID) {
+        self.router = router
+        self.session = session
+        self.id = id
+    }
+
+    func start(store: Store, types: Set<ObjectType>?, predicate: SamplePredicate?, from anchor: UInt64, limit: Int) {
+        guard state == .starting else { return }
+        if cancelRequested || session.connection.isClosed {
+            state = .ended
+            if cancelRequested { writeFinal("cancelled", [:]) }
+            router.streamEnded(id: id, in: session, stream: self)
+            return
+        }
+        state = .running
+        self.anchor = anchor
+        query = Query(store: store, types: types, predicate: predicate, limit: limit)
+        schedule()
+    }
+
+    /// The first page failed (its error is the reply): nothing to follow.
+    func failedToStart() {
+        state = .ended
+        router.streamEnded(id: id, in: session, stream: self)
+    }
+
+    /// One step on the worker queue: the next page after `anchor`, or a short wait when
+    /// nothing new is durable.
+    private func schedule(after delay: DispatchTimeInterval? = nil) {
+        guard let query else { return }
+        let from = anchor, id = self.id
+        let work: @Sendable () -> Void = { [self] in
+            let lines: [UInt8]
+            let next: UInt64
+            do throws(StrapError) {
+                if query.store.latestAnchor <= from {
+                    session.connection.queue.async { [self] in if state == .running { schedule(after: Self.idleInterval) } }
+                    return
+                }
+                let page = try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
+                lines = Self.eventLines(page, id: id)
+                next = page.anchor
+            } catch {
+                let e = WireError(error)
+                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
+                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
+                session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
+                return
+            }
+            session.connection.queue.async { [self] in
+                guard state == .running else { return }
+                anchor = max(anchor, next)
+                if lines.isEmpty {
+                    // Only non-matching items were examined: go on at once.
+                    schedule(after: next > from ? nil : Self.idleInterval)
+                } else {
+                    write(lines)
+                }
+            }
+        }
+        if let delay { router.worker.asyncAfter(deadline: .now() + delay, execute: work) } else { router.worker.async(execute: work) }
+    }
+
+    private func write(_ lines: [UInt8]) {
+        let connection = session.connection
+        switch connection.write(lines) {
+        case .queued:
+            if connection.isAboveHighWater { paused = true } else { schedule() }
+        case .rejected where connection.isAboveHighWater:
+            paused = true
+            retry = lines
+        case .rejected:
+            stop(kind: "error", data: ["code": .string("internal"), "message": .string("follow page larger than the client buffer")])
+        case .closed:
+            state = .ended
+        }
+    }
+
+    func outputDrained() {
+        guard state == .running, paused else { return }
+        paused = false
+        if let lines = retry {
+            retry = nil
+            write(lines)
+        } else {
+            schedule()
+        }
+    }
+
+    func cancel(notify: Bool) {
+        switch state {
+        case .starting:
+            // The first page is still being read; its reply goes first, then `cancelled`.
+            cancelRequested = notify
+            if !notify { state = .ended }
+        case .running:
+            state = .ended
+            retry = nil
+            if notify { writeFinal("cancelled", [:]) }
+        case .ended:
+            break
+        }
+    }
+
+    private func stop(kind: String, data: JSONObject) {
+        guard state == .running else { return }
+        state = .ended
+        writeFinal(kind, data)
+        router.streamEnded(id: id, in: session, stream: self)
+    }
+
+    private func writeFinal(_ kind: String, _ data: JSONObject) {
+        session.connection.write(Reply.event(id: id, kind: kind, data: data))
+    }
+
+    static func eventLines(_ page: AnchoredResult, id: RequestID) -> [UInt8] {
+        var lines: [UInt8] = []
+        var scratch: [UInt8] = []
+        for item in AnchoredItem.merged(page) {
+            scratch.removeAll(keepingCapacity: true)
+            switch item {
+            case .added(let o):
+                SampleEncoder.append(o, into: &scratch)
+                Reply.appendEvent(id: id, kind: "added", dataJSON: scratch, into: &lines)
+            case .deleted(let d):
+                SampleEncoder.append(d, into: &scratch)
+                Reply.appendEvent(id: id, kind: "deleted", dataJSON: scratch, into: &lines)
+            }
+        }
+        return lines
+    }
+}

@@ -1,0 +1,151 @@
+import StrapIngest
+import StrapModel
+import StrapWire
+import Synchronization
+
+extension RequestRouter {
+    /// `live.subscribe {"types", "devices"}` → `ok`, then `sample`, `device` and `link` events
+    /// (and `dropped` after falling behind) until cancelled or disconnected.
+    func liveSubscribe(_ request: Request, _ session: ClientSession) throws(WireError) {
+        let params = try Params(request, allowed: ["types", "devices"])
+        let types = try session.grants.readable(asked: try params.quantityTypes("types"))
+        let devices = try params.strings("devices").map(Set.init)
+        session.connection.write(Reply.success(id: request.id))
+        let stream = LiveStream(fanout: fanout, session: session, id: request.id, types: types, devices: devices)
+        streamStarted(stream, id: request.id, in: session)
+        fanout.add(stream)
+    }
+}
+
+/// One subscription of the router to the live hub, fanned out to every `live.subscribe`
+/// stream. Each event is encoded to JSON once, on the hub's queue, and the same bytes go to
+/// every subscriber.
+final class LiveFanout: @unchecked Sendable {
+    struct Encoded: Sendable {
+        let address: SensorAddress
+        let type: QuantityType?
+        let kind: String
+        let data: [UInt8]
+    }
+
+    private let hub: LiveHub
+    private let subscribers = Mutex<[ObjectIdentifier: LiveStream]>([:])
+    private let hubSubscription = Mutex<Int?>(nil)
+
+    init(hub: LiveHub) {
+        self.hub = hub
+    }
+
+    var count: Int { subscribers.withLock { $0.count } }
+
+    func add(_ stream: LiveStream) {
+        let first = subscribers.withLock { s in
+            s[ObjectIdentifier(stream)] = stream
+            return s.count == 1
+        }
+        // Subscribed lazily, outside the lock: the hub delivers on its queue and takes it.
+        if first, hubSubscription.withLock({ $0 == nil }) {
+            let id = hub.subscribe(LiveHub.Filter()) { [weak self] events in self?.publish(events) }
+            let extra = hubSubscription.withLock { current -> Int? in
+                if current == nil { current = id; return nil }
+                return id
+            }
+            if let extra { hub.unsubscribe(extra) }
+        }
+    }
+
+    func remove(_ stream: LiveStream) {
+        _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    func detach() {
+        if let id = hubSubscription.withLock({ s -> Int? in defer { s = nil }; return s }) { hub.unsubscribe(id) }
+    }
+
+    private func publish(_ events: [LiveEvent]) {
+        let streams = subscribers.withLock { Array($0.values) }
+        guard !streams.isEmpty else { return }
+        let encoded = events.map(Self.encode)
+        for stream in streams {
+            let mine = encoded.filter(stream.admits)
+            if !mine.isEmpty { stream.session.connection.queue.async { stream.deliver(mine) } }
+        }
+    }
+
+    static func encode(_ event: LiveEvent) -> Encoded {
+        switch event {
+        case .sample(let s):
+            return Encoded(address: s.device.address, type: s.type, kind: "sample", data: SampleEncoder.bytes(s, durable: false))
+        case let .change(address, change):
+            return Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(DaemonJSON.change(address, change))))
+        case let .link(address, up, reason, time):
+            return Encoded(address: address, type: nil, kind: "link",
+                           data: JSONWriter.bytes(.object(DaemonJSON.link(address, up: up, reason: reason, time: time))))
+        }
+    }
+}
+
+/// One `live.subscribe`. Events for a connection above its high-water mark are dropped and
+/// counted; once it drains, a `dropped` event says how many it missed.
+final class LiveStream: RouterStream, @unchecked Sendable {
+    private unowned let fanout: LiveFanout
+    let session: ClientSession
+    private let id: RequestID
+    private let types: Set<QuantityType>?
+    private let devices: Set<SensorAddress>?
+    /// Confined to the server queue.
+    private var ended = false
+    private var dropped = 0
+
+    init(fanout: LiveFanout, session: ClientSession, id: RequestID, types: Set<QuantityType>?, devices: Set<SensorAddress>?) {
+        self.fanout = fanout
+        self.session = session
+        self.id = id
+        self.types = types
+        self.devices = devices
+    }
+
+    /// Any queue; reads only immutable state.
+    func admits(_ event: LiveFanout.Encoded) -> Bool {
+        if let devices, !devices.contains(event.address) { return false }
+        if let types, let t = event.type, !types.contains(t) { return false }
+        return true
+    }
+
+    func deliver(_ events: [LiveFanout.Encoded]) {
+        guard !ended else { return }
+        let connection = session.connection
+        if connection.isAboveHighWater {
+            dropped += events.count
+            return
+        }
+        var lines: [UInt8] = []
+        lines.reserveCapacity(events.count * 360)
+        let missed = dropped
+        if missed > 0 { appendDropped(missed, into: &lines) }
+        for e in events { Reply.appendEvent(id: id, kind: e.kind, dataJSON: e.data, into: &lines) }
+        switch connection.write(lines) {
+        case .queued: dropped = 0
+        case .rejected: dropped = missed + events.count
+        case .closed: ended = true
+        }
+    }
+
+    func outputDrained() {
+        guard !ended, dropped > 0 else { return }
+        var lines: [UInt8] = []
+        appendDropped(dropped, into: &lines)
+        if session.connection.write(lines) == .queued { dropped = 0 }
+    }
+
+    func cancel(notify: Bool) {
+        guard !ended else { return }
+        ended = true
+        fanout.remove(self)
+        if notify { session.connection.write(Reply.event(id: id, kind: "cancelled", data: ["dropped": .int(Int64(dropped))])) }
+    }
+
+    private func appendDropped(_ count: Int, into lines: inout [UInt8]) {
+        Reply.appendEvent(id: id, kind: "dropped", dataJSON: Array("{\"count\":\(count)}".utf8), into: &lines)
+    }
+}

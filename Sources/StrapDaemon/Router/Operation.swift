@@ -1,0 +1,89 @@
+import StrapModel
+import StrapWire
+
+/// The grant an operation needs (spec §6 access control).
+enum Permission: String, CustomStringConvertible {
+    /// Anyone who can connect (the socket is 0660, group strapd): `status`, `cancel`.
+    case none
+    /// Queries, statistics, subscriptions, following.
+    case read
+    /// Workout control.
+    case record
+    /// Devices, deletion, the profile.
+    case admin
+
+    var description: String { rawValue }
+}
+
+extension Grants {
+    func permits(_ permission: Permission) -> Bool {
+        switch permission {
+        case .none: true
+        case .read: read.allowsAny
+        case .record: record
+        case .admin: admin
+        }
+    }
+
+    /// The sample types a read-limited peer may see; nil when it may read everything.
+    var readableTypes: Set<QuantityType>? {
+        switch read {
+        case .all: nil
+        case .none: []
+        case .types(let names): Set(names.compactMap(QuantityType.init(rawValue:)))
+        }
+    }
+
+    /// The types a read request will see: what it asked (every type when nil), within the
+    /// grant. Asking explicitly for a type outside the grant is `notAuthorized`.
+    func readable(asked: Set<QuantityType>?) throws(WireError) -> Set<QuantityType>? {
+        guard let allowed = readableTypes else { return asked }
+        guard let asked else { return allowed }
+        let denied = asked.subtracting(allowed)
+        if !denied.isEmpty {
+            throw WireError(.notAuthorized, "not authorized to read \(denied.map(\.rawValue).sorted().joined(separator: ", "))")
+        }
+        return asked
+    }
+
+    /// Checks the types a predicate names explicitly against the grant.
+    func checkPredicate(_ predicate: SamplePredicate?) throws(WireError) {
+        guard let predicate, readableTypes != nil, let named = predicate.typeBounds else { return }
+        _ = try readable(asked: named)
+    }
+}
+
+/// One entry of the operation table: the grant it needs and its handler.
+struct Operation: Sendable {
+    typealias Handler = @Sendable (RequestRouter, Request, ClientSession) throws(WireError) -> Void
+    let permission: Permission
+    let run: Handler
+
+    /// Operation names are part of the contract (spec §6). `workout.*` (record) and
+    /// `profile.*` (admin) are reserved and answered `unknownOp` until they exist.
+    static let table: [String: Operation] = [
+        "status": Operation(permission: .none) { r, q, s throws(WireError) in try r.status(q, s) },
+        "cancel": Operation(permission: .none) { r, q, s throws(WireError) in try r.cancel(q, s) },
+        "devices.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.devicesList(q, s) },
+        "devices.info": Operation(permission: .read) { r, q, s throws(WireError) in try r.devicesInfo(q, s) },
+        "devices.scan": Operation(permission: .admin) { r, q, s throws(WireError) in try r.devicesScan(q, s) },
+        "devices.pair": Operation(permission: .admin) { r, q, s throws(WireError) in try r.deviceAction(q, s, .pair) },
+        "devices.connect": Operation(permission: .admin) { r, q, s throws(WireError) in try r.deviceAction(q, s, .connect) },
+        "devices.disconnect": Operation(permission: .admin) { r, q, s throws(WireError) in try r.deviceAction(q, s, .disconnect) },
+        "devices.forget": Operation(permission: .admin) { r, q, s throws(WireError) in try r.deviceAction(q, s, .forget) },
+        "devices.resetEnergy": Operation(permission: .admin) { r, q, s throws(WireError) in try r.deviceAction(q, s, .resetEnergy) },
+        "samples.query": Operation(permission: .read) { r, q, s throws(WireError) in try r.samplesQuery(q, s) },
+        "samples.anchored": Operation(permission: .read) { r, q, s throws(WireError) in try r.samplesAnchored(q, s) },
+        "samples.delete": Operation(permission: .admin) { r, q, s throws(WireError) in try r.samplesDelete(q, s) },
+        "statistics.query": Operation(permission: .read) { r, q, s throws(WireError) in try r.statisticsQuery(q, s) },
+        "statistics.collection": Operation(permission: .read) { r, q, s throws(WireError) in try r.statisticsCollection(q, s) },
+        "live.subscribe": Operation(permission: .read) { r, q, s throws(WireError) in try r.liveSubscribe(q, s) },
+    ]
+
+    /// What the reserved families will need, so the mapping is decided already.
+    static func reservedPermission(_ op: String) -> Permission? {
+        if op.hasPrefix("workout.") { return op == "workout.get" || op == "workout.list" || op == "workout.live" || op == "workout.export" ? .read : .record }
+        if op.hasPrefix("profile.") { return op == "profile.get" ? .read : .admin }
+        return nil
+    }
+}

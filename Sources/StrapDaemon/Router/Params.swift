@@ -1,0 +1,137 @@
+import Foundation
+import StrapModel
+import StrapWire
+
+/// Typed access to a request's parameters. Every failure is `badRequest` naming the member,
+/// and members an operation does not know are refused, so a typo never silently widens a query.
+struct Params {
+    let object: JSONObject
+
+    init(_ request: Request, allowed: Set<String>) throws(WireError) {
+        object = request.params
+        for key in object.keys where !allowed.contains(key) {
+            throw .bad("unknown parameter \"\(key)\" for \(request.op)" +
+                       (allowed.isEmpty ? "" : " (known: \(allowed.sorted().joined(separator: ", ")))"))
+        }
+    }
+
+    func has(_ key: String) -> Bool { object[key] != nil && object[key] != .null }
+
+    func string(_ key: String) throws(WireError) -> String? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .string(let s)?: return s
+        case let other?: throw .bad("\"\(key)\" must be a string, not \(other.typeName)")
+        }
+    }
+
+    func requiredString(_ key: String) throws(WireError) -> String {
+        guard let s = try string(key), !s.isEmpty else { throw .bad("missing \"\(key)\"") }
+        return s
+    }
+
+    func bool(_ key: String) throws(WireError) -> Bool? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .bool(let b)?: return b
+        case let other?: throw .bad("\"\(key)\" must be a boolean, not \(other.typeName)")
+        }
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int64>) throws(WireError) -> Int64? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .int(let i)?:
+            guard range.contains(i) else { throw .bad("\"\(key)\" must be in \(range.lowerBound)...\(range.upperBound)") }
+            return i
+        case let other?: throw .bad("\"\(key)\" must be an integer, not \(other.typeName)")
+        }
+    }
+
+    func number(_ key: String) throws(WireError) -> Double? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .int(let i)?: return Double(i)
+        case .double(let d)?: return d
+        case let other?: throw .bad("\"\(key)\" must be a number, not \(other.typeName)")
+        }
+    }
+
+    func time(_ key: String) throws(WireError) -> Millis? {
+        guard let s = try string(key) else { return nil }
+        do throws(StrapWire.RFC3339.ParseError) { return try StrapWire.RFC3339.parse(s) } catch { throw .bad("\"\(key)\": \(error)") }
+    }
+
+    func requiredTime(_ key: String) throws(WireError) -> Millis {
+        guard let t = try time(key) else { throw .bad("missing \"\(key)\"") }
+        return t
+    }
+
+    func anchor(_ key: String) throws(WireError) -> UInt64 {
+        UInt64(try int(key, in: 0...Int64.max) ?? 0)
+    }
+
+    func strings(_ key: String) throws(WireError) -> [String]? {
+        switch object[key] {
+        case nil, .null?: return nil
+        case .array(let items)?:
+            var out: [String] = []
+            for item in items {
+                guard case .string(let s) = item else { throw .bad("\"\(key)\" must be an array of strings") }
+                out.append(s)
+            }
+            return out
+        case let other?: throw .bad("\"\(key)\" must be an array, not \(other.typeName)")
+        }
+    }
+
+    func quantityTypes(_ key: String) throws(WireError) -> Set<QuantityType>? {
+        guard let names = try strings(key) else { return nil }
+        var out = Set<QuantityType>()
+        for n in names {
+            guard let t = QuantityType(rawValue: n) else { throw .bad("unknown sample type \"\(n)\"") }
+            out.insert(t)
+        }
+        return out
+    }
+
+    func quantityType(_ key: String) throws(WireError) -> QuantityType {
+        let name = try requiredString(key)
+        guard let t = QuantityType(rawValue: name) else { throw .bad("unknown sample type \"\(name)\"") }
+        return t
+    }
+
+    /// The predicate in the JSON shape of `PredicateCoding.swift`.
+    func predicate(_ key: String) throws(WireError) -> SamplePredicate? {
+        guard let value = object[key], value != .null else { return nil }
+        guard case .object = value else { throw .bad("\"\(key)\" must be an object") }
+        do {
+            return try JSONDecoder().decode(SamplePredicate.self, from: Data(JSONWriter.bytes(value)))
+        } catch let DecodingError.dataCorrupted(context) {
+            throw .bad("\"\(key)\": \(context.debugDescription)")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw .bad("\"\(key)\": wrong type at \(context.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch {
+            throw .bad("\"\(key)\": invalid predicate")
+        }
+    }
+
+    /// Statistics options from `"options": ["average", ...]` (or one string).
+    func statisticsOptions(_ key: String) throws(WireError) -> StatisticsOptions {
+        let names: [String]
+        if case .string(let s)? = object[key] { names = [s] } else { names = try strings(key) ?? [] }
+        var options: StatisticsOptions = []
+        for n in names {
+            switch n {
+            case "average": options.insert(.average)
+            case "minimum": options.insert(.minimum)
+            case "maximum": options.insert(.maximum)
+            case "mostRecent": options.insert(.mostRecent)
+            case "sum": options.insert(.sum)
+            default: throw .bad("unknown statistics option \"\(n)\"")
+            }
+        }
+        if options.isEmpty { throw .bad("missing \"\(key)\"") }
+        return options
+    }
+}

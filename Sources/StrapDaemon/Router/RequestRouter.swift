@@ -1,0 +1,206 @@
+import Dispatch
+import StrapModel
+import StrapSystem
+import StrapWire
+import Synchronization
+
+/// The socket protocol (spec §6, docs/protocol.md) over a `DaemonContext`: parses each line,
+/// authorises it against the connection's grants, dispatches to the operation's handler and
+/// writes replies and stream events.
+///
+/// Threading: everything here except `worker` runs on the server's queue (the queue of every
+/// `Connection`), where the sessions live. Store calls and other blocking work hop to
+/// `worker` and their replies hop back to `connection.queue`.
+public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// A reply larger than this is cut (queries say `truncated`, anchored pages end early
+        /// with an anchor to continue from), so it always fits the client's output buffer.
+        public var maximumReplyBytes: Int
+        /// Page size of the follow phase of `samples.anchored`.
+        public var followPageLimit: Int
+        public var defaultScanTimeout: Double
+        public var maximumScanTimeout: Double
+
+        public init(maximumReplyBytes: Int = 2 << 20, followPageLimit: Int = 256,
+                    defaultScanTimeout: Double = 10, maximumScanTimeout: Double = 300) {
+            self.maximumReplyBytes = maximumReplyBytes
+            self.followPageLimit = followPageLimit
+            self.defaultScanTimeout = defaultScanTimeout
+            self.maximumScanTimeout = maximumScanTimeout
+        }
+    }
+
+    let context: DaemonContext
+    let configuration: Configuration
+    let logger: Logger?
+    let worker = DispatchQueue(label: "strapd.router.worker", qos: .utility, attributes: .concurrent)
+    let fanout: LiveFanout
+    /// One discovery at a time, across all clients: BlueZ has one adapter-wide discovery.
+    let scanning = Atomic<Bool>(false)
+    /// Confined to the server queue.
+    private var sessions: [UInt64: ClientSession] = [:]
+
+    public init(context: DaemonContext, configuration: Configuration = Configuration(), logger: Logger? = nil) {
+        self.context = context
+        self.configuration = configuration
+        self.logger = logger
+        self.fanout = LiveFanout(hub: context.live)
+    }
+
+    /// Stops receiving live events (the daemon calls it at shutdown).
+    public func shutdown() { fanout.detach() }
+
+    /// Open connections and live subscriptions, for `status` (on the server queue).
+    var clientCount: Int { sessions.count }
+
+    public var liveSubscriberCount: Int { fanout.count }
+
+    /// Bytes queued per open connection (on the server queue): the bound slow clients are held to.
+    var bufferedOutput: [UInt64: Int] { sessions.mapValues { $0.connection.bufferedOutputCount } }
+
+    // MARK: - ConnectionHandler
+
+    public func connectionOpened(_ connection: Connection) {
+        dispatchPrecondition(condition: .onQueue(connection.queue))
+        sessions[connection.id] = ClientSession(connection: connection, grants: context.access.grants(for: connection.peer))
+    }
+
+    public func connection(_ connection: Connection, received line: [UInt8]) {
+        guard let session = sessions[connection.id] else { return }
+        let request: Request
+        do {
+            request = try Request.parse(line: line)
+        } catch {
+            connection.write(Reply.failure(error))
+            return
+        }
+        handle(request, in: session)
+    }
+
+    public func connectionInputEnded(_ connection: Connection) {
+        guard let session = sessions[connection.id] else { return connection.finish() }
+        session.inputEnded = true
+        finishIfIdle(session)
+    }
+
+    public func connectionOutputDrained(_ connection: Connection) {
+        guard let session = sessions[connection.id] else { return }
+        for stream in Array(session.streams.values) { stream.outputDrained() }
+    }
+
+    public func connectionClosed(_ connection: Connection, reason: CloseReason) {
+        guard let session = sessions.removeValue(forKey: connection.id) else { return }
+        let streams = session.streams
+        session.streams.removeAll()
+        for stream in streams.values { stream.cancel(notify: false) }
+    }
+
+    public func serverAcceptFailed(_ error: SystemCallError) {
+        logger?.warning("accept failed: \(error)")
+    }
+
+    // MARK: - Dispatch
+
+    func handle(_ request: Request, in session: ClientSession) {
+        guard let operation = Operation.table[request.op] else {
+            let reserved = request.op.hasPrefix("workout.") || request.op.hasPrefix("profile.")
+            session.connection.write(Reply.failure(id: request.id, error: WireError(.unknownOp,
+                reserved ? "\(request.op) is not implemented by this strapd" : "unknown operation \"\(request.op)\"")))
+            return
+        }
+        guard session.grants.permits(operation.permission) else {
+            session.connection.write(Reply.failure(id: request.id, error: WireError(.notAuthorized,
+                "\(request.op) needs the \(operation.permission) grant")))
+            return
+        }
+        if request.op != "cancel", session.streams[request.id] != nil {
+            session.connection.write(Reply.failure(id: request.id, error: .bad("id \(request.id) is in use by an open stream")))
+            return
+        }
+        do {
+            try operation.run(self, request, session)
+        } catch {
+            session.connection.write(Reply.failure(id: request.id, error: error))
+        }
+    }
+
+    /// Runs `work` on the worker queue and writes what it returns (or its error) back on the
+    /// connection's queue. The request counts as pending until then, so a half-closed client
+    /// still gets every reply before the connection finishes.
+    func respond(_ request: Request, _ session: ClientSession, _ work: @escaping @Sendable () throws(WireError) -> [UInt8]) {
+        session.pendingReplies += 1
+        let id = request.id
+        worker.async { [self] in
+            let bytes: [UInt8]
+            do throws(WireError) { bytes = try work() } catch { bytes = Reply.failure(id: id, error: error) }
+            session.connection.queue.async { [self] in
+                session.pendingReplies -= 1
+                write(bytes, id: id, to: session)
+                finishIfIdle(session)
+            }
+        }
+    }
+
+    /// Like `respond`, for completion-based work (device operations).
+    func respondLater(_ request: Request, _ session: ClientSession) -> @Sendable ([UInt8]) -> Void {
+        session.pendingReplies += 1
+        let id = request.id
+        return { [self] bytes in
+            session.connection.queue.async { [self] in
+                session.pendingReplies -= 1
+                write(bytes, id: id, to: session)
+                finishIfIdle(session)
+            }
+        }
+    }
+
+    /// Writes one reply; one that does not fit the buffer right now becomes `busy`.
+    func write(_ bytes: [UInt8], id: RequestID, to session: ClientSession) {
+        if session.connection.write(bytes) == .rejected {
+            session.connection.write(Reply.failure(id: id, error: WireError(.busy,
+                "the reply (\(bytes.count) bytes) does not fit the connection's output buffer now; read what is queued or ask for less")))
+        }
+    }
+
+    func streamStarted(_ stream: RouterStream, id: RequestID, in session: ClientSession) {
+        dispatchPrecondition(condition: .onQueue(session.connection.queue))
+        session.streams[id] = stream
+    }
+
+    /// A stream ended by itself (scan finished, follow failed); on the server queue.
+    func streamEnded(id: RequestID, in session: ClientSession, stream: RouterStream) {
+        dispatchPrecondition(condition: .onQueue(session.connection.queue))
+        if session.streams[id] === stream { session.streams[id] = nil }
+        finishIfIdle(session)
+    }
+
+    /// After a half-close: close once every read request is answered and no stream is open.
+    func finishIfIdle(_ session: ClientSession) {
+        if session.inputEnded, session.pendingReplies == 0, session.streams.isEmpty {
+            session.connection.finish()
+        }
+    }
+}
+
+/// What a stream-starting request leaves behind; the router ends it on `cancel` or disconnect.
+protocol RouterStream: AnyObject {
+    /// On the server queue. `notify`: write the final `cancelled` event (a `cancel` request);
+    /// false when the connection is gone.
+    func cancel(notify: Bool)
+    /// The connection's output fell back below the low-water mark.
+    func outputDrained()
+}
+
+/// One connection's protocol state. Confined to the server queue.
+final class ClientSession: @unchecked Sendable {
+    let connection: Connection
+    let grants: Grants
+    var streams: [RequestID: RouterStream] = [:]
+    var pendingReplies = 0
+    var inputEnded = false
+
+    init(connection: Connection, grants: Grants) {
+        self.connection = connection
+        self.grants = grants
+    }
+}

@@ -1,0 +1,23 @@
+import StrapModel
+import StrapWire
+
+/// Mapping of domain failures onto protocol error codes (spec §6, docs/protocol.md).
+extension WireError {
+    init(_ error: StrapError) {
+        switch error {
+        case let .anchorExpired(oldest):
+            self.init(.anchorExpired, error.description, data: ["oldestAnchor": .int(Int64(clamping: oldest))])
+        case let .invalidOption(m): self.init(.invalidOption, m)
+        case let .notFound(m): self.init(.notFound, m)
+        case let .badRequest(m): self.init(.badRequest, m)
+        case let .unavailable(m): self.init(.unavailable, m)
+        case let .internal(m): self.init(.internal, m)
+        }
+    }
+
+    init(_ error: DeviceError) {
+        self.init(ErrorCode(rawValue: error.code) ?? .internal, error.description)
+    }
+
+    static func bad(_ message: String) -> WireError { WireError(.badRequest, message) }
+}

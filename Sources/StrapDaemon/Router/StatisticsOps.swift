@@ -1,0 +1,113 @@
+import Foundation
+import StrapModel
+import StrapWire
+
+extension RequestRouter {
+    /// `statistics.query {"type", "options", "from", "to", "predicate"}` → one statistics
+    /// object; `noData` when no sample matches (HealthKit's errorNoData), never zeros.
+    func statisticsQuery(_ request: Request, _ session: ClientSession) throws(WireError) {
+        let params = try Params(request, allowed: ["type", "options", "from", "to", "predicate"])
+        let (type, options, predicate) = try statisticsCommon(params, session)
+        let from = try params.requiredTime("from"), to = try params.requiredTime("to")
+        let id = request.id
+        respond(request, session) { [context] () throws(WireError) -> [UInt8] in
+            let stats: Statistics
+            do throws(StrapError) { stats = try context.store.statistics(type: type, predicate: predicate, options: options, from: from, to: to) } catch { throw WireError(error) }
+            if stats.count == 0 { throw WireError(.noData, "no \(type.rawValue) samples in the range") }
+            var result = Self.statisticsJSON(stats, options: options)
+            result["type"] = .string(type.rawValue)
+            result["unit"] = .string(type.unit)
+            return Reply.success(id: id, result: result)
+        }
+    }
+
+    /// `statistics.collection {"type", "options", "anchorDate", "interval": {"hours": 1},
+    /// "timeZone", "from", "to", "separateBySource", "predicate"}` → every interval of the range,
+    /// empty ones with null values.
+    func statisticsCollection(_ request: Request, _ session: ClientSession) throws(WireError) {
+        let params = try Params(request, allowed: ["type", "options", "anchorDate", "interval", "timeZone", "from", "to",
+                                                   "separateBySource", "predicate"])
+        let (type, common, predicate) = try statisticsCommon(params, session)
+        let options = try params.bool("separateBySource") ?? false ? common.union(.separateBySource) : common
+        let from = try params.requiredTime("from"), to = try params.requiredTime("to")
+        guard from < to else { throw .bad("\"from\" must be before \"to\"") }
+        let anchorDate = try params.time("anchorDate") ?? from
+        let interval = try Self.interval(params.object["interval"])
+        let zoneName = try params.string("timeZone")
+        guard let zone = zoneName.map({ TimeZone(identifier: $0) }) ?? TimeZone.current else {
+            throw .bad("unknown time zone \"\(zoneName ?? "")\"")
+        }
+        let approx: Double = switch interval.unit {
+        case .minutes: 60e3
+        case .hours: 3600e3
+        case .days: 86400e3
+        case .weeks: 7 * 86400e3
+        case .months: 28 * 86400e3
+        }
+        guard Double(to - from) / (approx * Double(interval.count)) <= 100_000 else {
+            throw .bad("more than 100000 intervals; use a longer interval or a shorter range")
+        }
+        let id = request.id
+        respond(request, session) { [context] () throws(WireError) -> [UInt8] in
+            let list: [Statistics]
+            do throws(StrapError) {
+                list = try context.store.statisticsCollection(type: type, predicate: predicate, options: options, anchorDate: anchorDate,
+                                                              interval: interval, from: from, to: to, timeZone: zone)
+            } catch { throw WireError(error) }
+            let result: JSONObject = [
+                "type": .string(type.rawValue), "unit": .string(type.unit),
+                "timeZone": .string(zoneName ?? zone.identifier),
+                "statistics": .array(list.map { .object(Self.statisticsJSON($0, options: options)) }),
+            ]
+            return Reply.success(id: id, result: result)
+        }
+    }
+
+    private func statisticsCommon(_ params: Params, _ session: ClientSession) throws(WireError)
+        -> (QuantityType, StatisticsOptions, SamplePredicate) {
+        let type = try params.quantityType("type")
+        _ = try session.grants.readable(asked: [type])
+        let options = try params.statisticsOptions("options")
+        let predicate = try params.predicate("predicate")
+        try session.grants.checkPredicate(predicate)
+        do throws(StrapError) { try options.validate(for: type) } catch { throw WireError(error) }
+        return (type, options, predicate ?? .all)
+    }
+
+    static func interval(_ value: JSONValue?) throws(WireError) -> StatisticsInterval {
+        guard case .object(let o)? = value, o.count == 1, let (key, v) = o.entries.first,
+              let unit = StatisticsInterval.Unit(rawValue: key) else {
+            throw .bad("\"interval\" must be one of {\"minutes\"|\"hours\"|\"days\"|\"weeks\"|\"months\": n}")
+        }
+        guard case .int(let n) = v, n > 0, n <= 100_000 else { throw .bad("\"interval\" count must be a positive integer") }
+        return StatisticsInterval(unit, Int(n))
+    }
+
+    static func statisticsJSON(_ s: Statistics, options: StatisticsOptions) -> JSONObject {
+        func number(_ d: Double?) -> JSONValue { d.map(JSONValue.double) ?? .null }
+        var o: JSONObject = [
+            "start": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: s.start)),
+            "end": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: s.end)),
+            "count": .int(Int64(s.count)),
+        ]
+        if options.contains(.average) { o["average"] = number(s.average) }
+        if options.contains(.minimum) { o["minimum"] = number(s.minimum) }
+        if options.contains(.maximum) { o["maximum"] = number(s.maximum) }
+        if options.contains(.mostRecent) {
+            o["mostRecent"] = number(s.mostRecent)
+            o["mostRecentTime"] = s.mostRecentTime.map { .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: $0)) } ?? .null
+        }
+        if options.contains(.sum) { o["sum"] = number(s.sum) }
+        if options.contains(.separateBySource) {
+            var sources = JSONObject()
+            for (device, stats) in (s.bySource ?? [:]).sorted(by: { $0.key < $1.key }) {
+                var inner = statisticsJSON(stats, options: options.subtracting(.separateBySource))
+                inner["start"] = nil
+                inner["end"] = nil
+                sources[device] = .object(inner)
+            }
+            o["bySource"] = .object(sources)
+        }
+        return o
+    }
+}

@@ -1,0 +1,56 @@
+import StrapModel
+import StrapWire
+
+extension RequestRouter {
+    /// `status`: the daemon's health (`DaemonStatus`), open to every peer that can connect.
+    func status(_ request: Request, _ session: ClientSession) throws(WireError) {
+        _ = try Params(request, allowed: [])
+        let clients = clientCount
+        let id = request.id
+        respond(request, session) { [self] () throws(WireError) -> [UInt8] in
+            var s = context.status()
+            s.clients = clients
+            s.liveSubscribers = fanout.count
+            return Reply.success(id: id, result: Self.statusJSON(s))
+        }
+    }
+
+    static func statusJSON(_ s: DaemonStatus) -> JSONObject {
+        let store: JSONObject = [
+            "oldestAnchor": .int(Int64(clamping: s.store.oldestAnchor)),
+            "latestAnchor": .int(Int64(clamping: s.store.latestAnchor)),
+            "segments": .int(Int64(s.store.segments)),
+            "degraded": s.store.degraded.map(JSONValue.string) ?? .null,
+            "damage": .array(s.store.damage.map(JSONValue.string)),
+        ]
+        let pipeline: JSONObject = [
+            "events": .int(Int64(s.pipeline.events)), "samples": .int(Int64(s.pipeline.samples)),
+            "rejected": .int(Int64(s.pipeline.rejected)), "dropped": .int(Int64(s.pipeline.dropped)),
+        ]
+        return [
+            "version": .string(s.version),
+            "startedAt": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: s.startedAt)),
+            "mode": .string(s.mode),
+            "summary": .string(s.summary),
+            "degraded": s.degraded.map(JSONValue.string) ?? .null,
+            "connectedSensors": .int(Int64(s.connectedSensors)),
+            "knownSensors": .int(Int64(s.knownSensors)),
+            "sampleRate": .double(s.sampleRate),
+            "clients": .int(Int64(s.clients)),
+            "liveSubscribers": .int(Int64(s.liveSubscribers)),
+            "pipeline": .object(pipeline),
+            "store": .object(store),
+        ]
+    }
+
+    /// `cancel`: `{"op":"cancel","id":N}` ends the stream started by request N. The stream's
+    /// final `cancelled` event is the answer; no stream with that id is `notFound`.
+    func cancel(_ request: Request, _ session: ClientSession) throws(WireError) {
+        _ = try Params(request, allowed: [])
+        guard let stream = session.streams.removeValue(forKey: request.id) else {
+            throw WireError(.notFound, "no open stream with id \(request.id)")
+        }
+        stream.cancel(notify: true)
+        finishIfIdle(session)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+import Glibc
+import Synchronization
+import Testing
+import StrapControl
+import StrapModel
+import StrapSystem
+import StrapWire
+@testable import StrapDaemon
+
+@Suite struct AbuseTests {
+    @Test func garbageAndMalformedLinesAreAnsweredAndTheConnectionSurvives() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let c = try h.client()
+        var rng = SystemRandomNumberGenerator()
+        var garbage = (0..<4096).map { _ in UInt8.random(in: 0...255, using: &rng) }.filter { $0 != 0x0A }
+        garbage.append(0x0A)
+        try c.sendRaw(garbage)
+        try c.sendRaw(Array("[1,2,3]\n\"str\"\n{\"id\":[1],\"op\":\"status\"}\n{\"id\":1,\"op\":7}\n{\"id\":1,\"op\":\"status\",\"id\":2}\n".utf8))
+        try c.sendRaw([0xFF, 0xFE, 0x7B, 0x7D, 0x0A])  // invalid UTF-8 before a brace
+        for _ in 0..<7 {
+            let m = try c.readMessage()!
+            #expect(m.errorCode == "badRequest")
+        }
+        #expect(try c.call(#"{"id":"alive","op":"status"}"#).isOK)
+    }
+
+    @Test func aTwoMebibyteLineIsRefusedWithoutClosing() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let c = try h.client()
+        var line = Array(#"{"id":1,"op":"status","pad":""#.utf8)
+        line += [UInt8](repeating: UInt8(ascii: "x"), count: 2 << 20)
+        line += Array("\"}\n".utf8)
+        try c.sendRaw(line)
+        let m = try c.readMessage()!
+        #expect(m.errorCode == "badRequest" && m["id"] == .null)
+        #expect(try c.call(#"{"id":2,"op":"status"}"#).isOK)
+    }
+
+    @Test func clientsVanishingMidRequestOrMidStreamDoNotDisturbOthers() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        try h.store.append(heartRates(2000))
+        try h.store.sync()
+        for _ in 0..<20 {
+            let gone = try h.client()
+            try gone.sendRaw(Array(#"{"id":1,"op":"samples.que"#.utf8))   // half a line, then gone
+            let follower = try h.client()
+            try follower.send(#"{"id":2,"op":"samples.anchored","limit":10,"follow":true}"#)
+            let query = try h.client()
+            try query.send(#"{"id":3,"op":"samples.query"}"#)
+            // Dropped without reading: the replies race the close.
+        }
+        let survivor = try h.client()
+        #expect(try survivor.call(#"{"id":1,"op":"samples.query","limit":5}"#).result.objects("samples").count == 5)
+        // Every stream of the vanished clients was ended with its connection.
+        #expect(try waitFor { h.onServerQueue { h.server.connectionCount } == 1 })
+        #expect(h.router.liveSubscriberCount == 0)
+    }
+
+    @Test func aThousandConcurrentClients() throws {
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        if limit.rlim_cur < 4096 {
+            limit.rlim_cur = min(limit.rlim_max, 8192)
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let h = try RouterHarness()
+        defer { h.close() }
+        try h.store.append(heartRates(10))
+        try h.store.sync()
+        let clients = try (0..<1000).map { _ in try h.client() }
+        for (i, c) in clients.enumerated() {
+            try c.send(i % 2 == 0 ? #"{"id":\#(i),"op":"status"}"# : #"{"id":\#(i),"op":"samples.query","limit":3}"#)
+        }
+        var answered = 0
+        for (i, c) in clients.enumerated() {
+            let m = try c.readMessage()!
+            if m.isOK && m["id"] == .int(Int64(i)) { answered += 1 }
+        }
+        #expect(answered == 1000)
+        #expect(h.onServerQueue { h.server.connectionCount } == 1000)
+    }
+
+    @Test func connectionsBeyondTheLimitAreToldBusy() throws {
+        let h = try RouterHarness(maximumConnections: 2)
+        defer { h.close() }
+        let a = try h.client(), b = try h.client()
+        #expect(try a.call(#"{"id":1,"op":"status"}"#).isOK && b.call(#"{"id":1,"op":"status"}"#).isOK)
+        let c = try h.client()
+        let m = try c.readMessage()!
+        #expect(m.errorCode == "busy" && m["id"] == .null)
+        #expect(try c.readMessage() == nil)
+    }
+
+    @Test func aStalledLiveSubscriberStaysBoundedAndLearnsWhatItMissed() throws {
+        let limits = OutputLimits(highWater: 32 * 1024, lowWater: 8 * 1024, hardLimit: 128 * 1024)
+        let h = try RouterHarness(outputLimits: limits)
+        defer { h.close() }
+        let stalled = try h.client()
+        try stalled.send(#"{"id":"s","op":"live.subscribe"}"#)
+        // Never reads from here on, while about a thousand samples a second flow.
+        let other = try h.client()
+        var maxBuffered = 0
+        var seed: UInt64 = 100
+        for round in 0..<40 {
+            seed += 1
+            h.pipeline.submit(contentsOf: simulatedEvents(count: 12, seconds: 2, seed: seed))
+            Thread.sleep(forTimeInterval: 0.05)
+            let buffered = h.onServerQueue { h.router.bufferedOutput.values.max() ?? 0 }
+            maxBuffered = max(maxBuffered, buffered)
+            if round % 10 == 0 { #expect(try other.call(#"{"id":\#(round),"op":"status"}"#).isOK) }
+        }
+        h.pipeline.drain()
+        #expect(maxBuffered <= limits.hardLimit)
+        #expect(maxBuffered >= limits.highWater)  // it really was stalled
+        // Now it reads: first what was queued, then the count of what it missed.
+        let (dropped, before) = try stalled.read { $0.event == "dropped" }
+        #expect((dropped.data.int("count") ?? 0) > 0)
+        #expect(before.contains { $0.event == "sample" })
+    }
+
+    @Test func aStalledFollowerPausesAndResumesFromItsAnchor() throws {
+        let limits = OutputLimits(highWater: 32 * 1024, lowWater: 8 * 1024, hardLimit: 256 * 1024)
+        let h = try RouterHarness(outputLimits: limits, routerConfiguration: .init(followPageLimit: 50))
+        defer { h.close() }
+        try h.store.append(heartRates(20_000))
+        try h.store.sync()
+        let c = try h.client()
+        let first = try c.call(#"{"id":"f","op":"samples.anchored","limit":10,"follow":true}"#)
+        var anchors = first.result.objects("added").compactMap { $0.int("anchor") }
+        // Not reading: the follower must stop near the high-water mark, not queue 20 000 samples.
+        var maxBuffered = 0
+        for _ in 0..<20 {
+            Thread.sleep(forTimeInterval: 0.02)
+            maxBuffered = max(maxBuffered, h.onServerQueue { h.router.bufferedOutput.values.max() ?? 0 })
+        }
+        #expect(maxBuffered <= limits.hardLimit)
+        while anchors.last != 20_000 {
+            guard let m = try c.readMessage() else { Issue.record("closed"); return }
+            if m.event == "added", let a = m.data.int("anchor") { anchors.append(a) }
+        }
+        #expect(anchors == Array(1...20_000))
+    }
+}
+
+/// Polls `condition` (bounded number of tries); the tests never assert on durations.
+func waitFor(tries: Int = 500, _ condition: () -> Bool) throws -> Bool {
+    for _ in 0..<tries {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return condition()
+}

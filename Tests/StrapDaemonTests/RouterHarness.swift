@@ -1,0 +1,121 @@
+import Foundation
+import Glibc
+import StrapControl
+import StrapIngest
+import StrapModel
+import StrapSimulator
+import StrapStore
+import StrapSystem
+import StrapWire
+@testable import StrapDaemon
+
+/// A real daemon front end for protocol tests: a temp store, a pipeline fed by the simulator,
+/// the simulated device service, a `RequestRouter` and a `UnixServer` on a socket in a temp
+/// directory. Everything is unique per instance, so tests run in parallel.
+final class RouterHarness: @unchecked Sendable {
+    let directory: String
+    let socketPath: String
+    let store: Store
+    let pipeline: Pipeline
+    let live: LiveHub
+    let devices: DeviceService
+    let directoryService: DeviceDirectory
+    let router: RequestRouter
+    let server: UnixServer
+    let identities: [SimulatedIdentity]
+
+    init(access: AccessPolicy? = nil, devices: DeviceService? = nil, outputLimits: OutputLimits = OutputLimits(),
+         routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
+         maximumConnections: Int = 4096, retention: Millis = 0, name: String = #function) throws {
+        // sun_path holds 108 bytes: keep the socket directory short.
+        directory = "/tmp/strapd-rt-\(name.filter(\.isLetter).prefix(12))-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        chmod(directory, 0o755)
+        socketPath = directory + "/s.sock"
+        store = try Store.open(StoreConfig(directory: directory + "/store", sync: .none, retention: retention))
+        (pipeline, live) = makePipeline(store: store)
+        identities = Simulation(count: 3, seed: 1).devices.map(\.identity)
+        let service = devices ?? SimulatedDeviceService(identities: identities)
+        self.devices = service
+        directoryService = DeviceDirectory()
+        let hub = live, dir = directoryService, pipe = pipeline, st = store
+        _ = hub.subscribe(.init()) { dir.observe($0) }
+        let context = DaemonContext(store: store, pipeline: pipeline, live: live, devices: service, directory: directoryService,
+                                    access: access ?? AccessPolicy(daemonUID: getuid())) {
+            DaemonStatus(version: "test", startedAt: 1_700_000_000_000, mode: "simulate", connectedSensors: dir.connectedCount,
+                         knownSensors: service.snapshot().count, sampleRate: 0, pipeline: pipe.counters, store: st.status,
+                         degraded: nil, clients: 0, liveSubscribers: 0)
+        }
+        router = RequestRouter(context: context, configuration: routerConfiguration)
+        let listener = try UnixListener.bind(path: socketPath, mode: 0o666)
+        server = UnixServer(listener: listener, handler: router,
+                            configuration: ServerConfiguration(outputLimits: outputLimits, maximumConnections: maximumConnections))
+        server.start()
+    }
+
+    /// Feeds `seconds` of simulated sensors through the pipeline and waits until stored.
+    func ingest(seconds: Double, count: Int = 3, seed: UInt64 = 1) throws {
+        pipeline.submit(contentsOf: simulatedEvents(count: count, seconds: seconds, seed: seed))
+        pipeline.drain()
+        try pipeline.storeStage.flushAndSync()
+    }
+
+    func client(timeout: Double = 20) throws -> DaemonClient {
+        try DaemonClient(path: socketPath, timeout: timeout)
+    }
+
+    func close() {
+        let done = DispatchSemaphore(value: 0)
+        server.stop { done.signal() }
+        done.wait()
+        router.shutdown()
+        store.close()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// The server queue's view of the buffered output of every connection (test probe).
+    func onServerQueue<T: Sendable>(_ body: @Sendable () -> T) -> T { server.queue.sync(execute: body) }
+}
+
+extension DaemonClient {
+    /// `call` with the request written as a JSON string literal.
+    func call(_ json: String) throws -> JSONObject {
+        guard case .object(let o) = try JSONParser.parse(Array(json.utf8)) else { fatalError("not an object: \(json)") }
+        return try call(o)
+    }
+
+    func send(_ json: String) throws {
+        try sendRaw(Array((json + "\n").utf8))
+    }
+
+    /// Reads messages until one matches; returns it and what came before.
+    func read(until predicate: (JSONObject) -> Bool) throws -> (match: JSONObject, before: [JSONObject]) {
+        var before: [JSONObject] = []
+        while let m = try readMessage() {
+            if predicate(m) { return (m, before) }
+            before.append(m)
+        }
+        throw ClientError.closed
+    }
+}
+
+extension JSONObject {
+    var isOK: Bool { self["ok"] == .bool(true) }
+    var errorCode: String? {
+        guard case .object(let e)? = self["error"], case .string(let c)? = e["code"] else { return nil }
+        return c
+    }
+    var result: JSONObject {
+        guard case .object(let r)? = self["result"] else { return JSONObject() }
+        return r
+    }
+    var data: JSONObject {
+        guard case .object(let r)? = self["data"] else { return JSONObject() }
+        return r
+    }
+    var event: String? { if case .string(let s)? = self["event"] { s } else { nil } }
+    func array(_ key: String) -> [StrapWire.JSONValue] { if case .array(let a)? = self[key] { a } else { [] } }
+    func objects(_ key: String) -> [JSONObject] { array(key).compactMap { if case .object(let o) = $0 { o } else { nil } } }
+    func int(_ key: String) -> Int64? { if case .int(let i)? = self[key] { i } else { nil } }
+    func string(_ key: String) -> String? { if case .string(let s)? = self[key] { s } else { nil } }
+}

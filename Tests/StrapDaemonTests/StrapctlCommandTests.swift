@@ -1,0 +1,96 @@
+import Foundation
+import Testing
+import StrapControl
+import StrapModel
+import StrapWire
+@testable import StrapDaemon
+
+/// strapctl's subcommands against a real router on a temp socket.
+@Suite struct StrapctlCommandTests {
+    func strapctl(_ h: RouterHarness, _ args: String...) -> CommandOutput {
+        Strapctl.run(["--socket", h.socketPath] + args)
+    }
+
+    @Test func statusDevicesAndInfo() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        try h.ingest(seconds: 20)
+        let status = strapctl(h, "status")
+        #expect(status.exitCode == 0 && status.stdout.contains("strapd test (simulate)") && status.stdout.contains("store: anchors"))
+        let devices = strapctl(h, "devices")
+        #expect(devices.exitCode == 0 && devices.stdout.hasPrefix("ADDRESS"))
+        for identity in h.identities { #expect(devices.stdout.contains(identity.address)) }
+        let address = h.identities[0].address
+        let info = strapctl(h, "info", address)
+        #expect(info.exitCode == 0 && info.stdout.contains("address:") && info.stdout.contains(address))
+        let missing = strapctl(h, "info", "00:11:22:33:44:55")
+        #expect(missing.exitCode == ExitCode.daemonError && missing.stderr == "strapctl: no device 00:11:22:33:44:55 (notFound)\n")
+        let json = strapctl(h, "--json", "status")
+        #expect(json.exitCode == 0 && json.stdout.hasPrefix(#"{"id":1,"ok":true,"result":{"version":"test""#))
+    }
+
+    @Test func deviceActionsAndScan() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let address = h.identities[1].address
+        for (command, word) in [("pair", "paired"), ("connect", "connected"), ("reset-energy", "energy expended reset on"),
+                                ("disconnect", "disconnected"), ("forget", "forgot")] {
+            let out = strapctl(h, command, address)
+            #expect(out.exitCode == 0 && out.stdout == "\(word) \(address)\n")
+        }
+        let scan = strapctl(h, "scan", "--timeout", "0.2")
+        #expect(scan.exitCode == 0 && scan.stdout.contains("3 device(s) found"))
+    }
+
+    @Test func queryAnchoredDeleteAndStats() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let stored = try h.store.append(heartRates(30))
+        try h.store.sync()
+        let query = strapctl(h, "query", "--type", "heartRate", "--limit", "5", "--sort", "end", "--desc")
+        let lines = query.stdout.split(separator: "\n")
+        #expect(query.exitCode == 0 && lines.count == 5 && lines[0].hasPrefix("#30 2023-11-14T22:13:49.000Z heartRate 89 count/min Test HR"))
+        let anchored = strapctl(h, "anchored", "--anchor", "25")
+        #expect(anchored.stdout.split(separator: "\n").count == 6 && anchored.stdout.hasSuffix("anchor 30\n"))
+        let deleted = strapctl(h, "delete", "--uuid", stored[0].uuid.uuidString)
+        #expect(deleted.stdout == "deleted 1 sample(s)\n")
+        let byRange = strapctl(h, "delete", "--type", "heartRate", "--from", "2023-11-14T22:13:20Z", "--to", "2023-11-14T22:13:25Z")
+        #expect(byRange.stdout == "deleted 4 sample(s)\n")  // the first was already gone
+        let stats = strapctl(h, "stats", "--type", "heartRate", "--option", "maximum", "--option", "minimum",
+                             "--from", "2023-11-14T22:00:00Z", "--to", "2023-11-15T00:00:00Z")
+        #expect(stats.exitCode == 0 && stats.stdout.contains("n=25  maximum=89 count/min  minimum=65 count/min"))
+        let collection = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "1h",
+                                  "--from", "2023-11-14T22:00:00Z", "--to", "2023-11-15T00:00:00Z", "--tz", "UTC", "--by-source")
+        #expect(collection.exitCode == 0 && collection.stdout.split(separator: "\n").count == 3)
+        let invalid = strapctl(h, "stats", "--type", "heartRate", "--option", "sum", "--from", "-1d", "--to", "now")
+        #expect(invalid.exitCode == ExitCode.daemonError && invalid.stderr.contains("(invalidOption)"))
+    }
+
+    @Test func liveFollowsUntilTheDaemonGoesAway() throws {
+        let h = try RouterHarness()
+        let collected = Collector()
+        let sink = OutputSink(stdout: { collected.append($0) }, stderr: { collected.append($0) })
+        let finished = DispatchSemaphore(value: 0)
+        let code = Mutex<Int32?>(nil)
+        Thread {
+            code.withLock { $0 = Strapctl.run(["--socket", h.socketPath, "live", "--type", "heartRate"], environment: [:], sink: sink) }
+            finished.signal()
+        }.start()
+        #expect(try waitFor { h.router.liveSubscriberCount == 1 })
+        try h.ingest(seconds: 10)
+        #expect(try waitFor { collected.text.contains(" heartRate ") })
+        h.close()
+        finished.wait()
+        #expect(code.withLock { $0 } == ExitCode.unreachable)
+        #expect(collected.text.contains("strapd closed the connection"))
+        #expect(!collected.text.contains("cyclingSpeed"))
+    }
+}
+
+import Synchronization
+
+final class Collector: Sendable {
+    private let buffer = Mutex("")
+    func append(_ s: String) { buffer.withLock { $0 += s } }
+    var text: String { buffer.withLock { $0 } }
+}
