@@ -16,13 +16,15 @@ extension RequestRouter {
     }
 
     static func statusJSON(_ s: DaemonStatus) -> JSONObject {
-        let store: JSONObject = [
-            "oldestAnchor": .int(Int64(clamping: s.store.oldestAnchor)),
-            "latestAnchor": .int(Int64(clamping: s.store.latestAnchor)),
-            "segments": .int(Int64(s.store.segments)),
-            "degraded": s.store.degraded.map(JSONValue.string) ?? .null,
-            "damage": .array(s.store.damage.map(JSONValue.string)),
-        ]
+        let store: JSONValue = s.store.map { st in
+            .object([
+                "oldestAnchor": .int(Int64(clamping: st.oldestAnchor)),
+                "latestAnchor": .int(Int64(clamping: st.latestAnchor)),
+                "segments": .int(Int64(st.segments)),
+                "degraded": st.degraded.map(JSONValue.string) ?? .null,
+                "damage": .array(st.damage.map(JSONValue.string)),
+            ])
+        } ?? .null
         let pipeline: JSONObject = [
             "events": .int(Int64(s.pipeline.events)), "samples": .int(Int64(s.pipeline.samples)),
             "rejected": .int(Int64(s.pipeline.rejected)), "dropped": .int(Int64(s.pipeline.dropped)),
@@ -39,7 +41,7 @@ extension RequestRouter {
             "clients": .int(Int64(s.clients)),
             "liveSubscribers": .int(Int64(s.liveSubscribers)),
             "pipeline": .object(pipeline),
-            "store": .object(store),
+            "store": store,
         ]
     }
 
