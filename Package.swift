@@ -17,6 +17,11 @@ let package = Package(
 
         // Layer 2: pure protocol code (no I/O, no Foundation).
         .target(name: "StrapGATT"),
+        .target(name: "StrapDBus"),
+        // Layer 5: I/O adapters.
+        .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
 
+        .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
+        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "CSystemd"]),
     ]
 )
