@@ -368,7 +368,6 @@ private let busCallTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawP
     guard let m, let userdata else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(userdata).takeUnretainedValue()
     guard case .call(let handler, let bus) = box.kind else { return 0 }
-    guard sd_bus_message_get_type(m, nil) >= 0 else { return 0 }
     switch decodeMessage(m) {
     case .success(let message):
         sd_bus_message_ref(m)

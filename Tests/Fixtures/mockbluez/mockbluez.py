@@ -469,6 +469,29 @@ class MockBlueZ(dbus.service.Object):
     def AddAdapter(self):
         self.add_adapter()
 
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
+    def EmitGarbage(self):
+        """Signals a client must survive: wrong types, missing properties, unknown paths."""
+        bogus = self.adapter_path() + '/dev_FF_FF_FF_FF_FF_FF'
+        self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(bogus), {
+            DEVICE: {'Address': dbus.Int32(5, variant_level=1), 'Connected': dbus.String('yes', variant_level=1),
+                     'UUIDs': dbus.Array([dbus.Int32(1)], signature='i', variant_level=1)}}])
+        self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath('/org/bluez/hci9/dev_00'), [DEVICE]])
+        self.main.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                             [DEVICE, {'Connected': dbus.Boolean(True, variant_level=1)}, []])
+        for sensor in self.sensors.values():
+            chrc = self.measurement_object(sensor) if sensor.path else None
+            if chrc is not None:
+                # A Value that is not "ay" must be ignored, not delivered or crashed on.
+                chrc.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                                [CHRC, {'Value': dbus.String('garbage', variant_level=1)}, []])
+            if sensor.path:
+                self.device(sensor).EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                                               [DEVICE, {'RSSI': dbus.String('loud', variant_level=1)}, ['Name']])
+        # Wrong argument count / types for ObjectManager signals.
+        self.main.EmitSignal(OM, 'InterfacesAdded', 's', ['nonsense'])
+        self.main.EmitSignal(OM, 'InterfacesRemoved', 'i', [7])
+
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='s')
     def Stats(self):
         return json.dumps({

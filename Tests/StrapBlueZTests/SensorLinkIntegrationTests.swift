@@ -1,0 +1,89 @@
+import Foundation
+import StrapBlueZ
+import StrapDBus
+import StrapGATT
+import Testing
+
+/// Sensor links against the mock bluetoothd (Tests/Fixtures/mockbluez): a mock, not real
+/// BlueZ or radios.
+@Suite(.enabled(if: TestTools.available, TestTools.skipReason))
+struct SensorLinkIntegrationTests {
+    static let hr = "C0:11:22:33:44:01"
+
+    @Test func streamsAndReadsDeviceInformation() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr", hz: 10)])
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(Self.hr)
+        try eventually("20 notifications") { daemon.sink.count(Self.hr) >= 20 }
+        try eventually("device information reads") { daemon.sink.reads.count >= 6 }
+        #expect(daemon.phase(Self.hr) == .streaming)
+        let reads = daemon.sink.reads
+        #expect(reads[Self.hr + "/" + GATTCharacteristic.bodySensorLocation.uuidString] == [1])
+        #expect(reads[Self.hr + "/" + GATTCharacteristic.batteryLevel.uuidString] == [87])
+        #expect(reads[Self.hr + "/" + GATTCharacteristic.manufacturerName.uuidString] == Array("Strap Mock".utf8))
+        #expect(daemon.sink.battery[Self.hr] == 87)
+        let first = try #require(daemon.sink.notifications.first)
+        #expect(first.characteristic == GATTCharacteristic.heartRateMeasurement.uuidString)
+        #expect(first.wallNanoseconds > 1_600_000_000 * 1_000_000_000)
+        #expect(first.monotonicNanoseconds > 0)
+    }
+
+    @Test func notificationSentRightAfterStartNotifyIsDelivered() throws {
+        // Streaming off: the only notification is the one the mock sends as soon as
+        // StartNotify returns, which needs the handler attached beforehand.
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")], streaming: false)
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(Self.hr)
+        try eventually("the immediate notification") { daemon.sink.count(Self.hr) >= 1 }
+        try eventually("mock counted it") { (try? mock.sent(Self.hr)) == 1 }
+        #expect(daemon.sink.sequence(Self.hr) == [0])
+    }
+
+    @Test func energyExpendedResetWritesOneToControlPoint() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(Self.hr)
+        try eventually("streaming") { daemon.phase(Self.hr) == .streaming }
+        let link = try #require(daemon.queue.sync { daemon.manager.links[Self.hr] })
+        let result: Result<Void, BusError> = try onQueue(daemon.queue) { done in link.resetEnergyExpended { done($0) } }
+        #expect(throws: Never.self) { try result.get() }
+        let writes = try mock.events().filter { ($0.first as? String) == "WriteValue" }
+        #expect(writes.count == 1)
+        #expect(writes.first?[2] as? String == "2a39")
+        #expect(writes.first?[3] as? [Int] == [1])
+    }
+
+    @Test func discoveryReportsSensorsWithFilter() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr"), .init(address: "C0:11:22:33:44:02", kind: "csc")])
+        _ = try mock.call("RemoveAdapter")
+        _ = try mock.call("AddAdapter")   // adapter without cached devices: only discovery finds them
+        let daemon = try Daemon(address: mock.bus.address)
+        try eventually("adapter visible") { daemon.queue.sync { daemon.client.mirror.adapters.count == 1 } }
+        let adapter = try #require(daemon.queue.sync { daemon.client.mirror.adapters.first?.path })
+        let started: Result<Void, BusError> = try onQueue(daemon.queue) { done in daemon.client.startDiscovery(adapter: adapter) { done($0) } }
+        #expect(throws: Never.self) { try started.get() }
+        try eventually("two sensors discovered") { daemon.queue.sync { daemon.client.discoveredSensors.count == 2 } }
+        let found = daemon.queue.sync { daemon.client.discoveredSensors }
+        let hr = try #require(found.first { $0.address == Self.hr })
+        #expect(hr.services == [.heartRate])
+        #expect(hr.rssi == -58)
+        #expect(hr.name == "Mock HR")
+        #expect(found.first { $0.address == "C0:11:22:33:44:02" }?.services == [.cyclingSpeedAndCadence])
+        let filter = try #require(try mock.stats()["filter"] as? [String: Any])
+        #expect(filter["Transport"] as? String == "le")
+        #expect(Set(filter["UUIDs"] as? [String] ?? []) == Set(SensorService.discoveryUUIDs))
+    }
+
+    @Test func gattProfileApplicationIsRegisteredWithSensorUUIDs() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
+        let daemon = try Daemon(address: mock.bus.address)
+        try eventually(timeout: 5, "RegisterApplication and GetManagedObjects") {
+            let apps = (try? mock.stats()["applications"] as? [[String: Any]]) ?? []
+            return (apps.first?["uuids"] as? [String])?.isEmpty == false
+        }
+        let apps = try #require(try mock.stats()["applications"] as? [[String: Any]])
+        #expect(apps.first?["path"] as? String == "/org/strapd/gatt")
+        #expect(Set(apps.first?["uuids"] as? [String] ?? []) == Set(SensorService.discoveryUUIDs))
+        _ = daemon
+    }
+}
