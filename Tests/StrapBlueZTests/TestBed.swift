@@ -34,13 +34,15 @@ final class Child: @unchecked Sendable {
     private var lines: [String] = []
     private var buffer = Data()
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], quiet: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         process.environment = env
         process.standardOutput = output
+        // dbus-daemon complains that it may not raise its fd limit when unprivileged; harmless.
+        if quiet { process.standardError = FileHandle.nullDevice }
         output.fileHandleForReading.readabilityHandler = { [weak self] handle in
             let data = handle.availableData
             guard let self, !data.isEmpty else { return }
@@ -113,7 +115,7 @@ final class PrivateBus: @unchecked Sendable {
         try template.replacingOccurrences(of: "LISTEN_DIR", with: directory.path).write(to: config, atomically: true, encoding: .utf8)
         daemon = try Child(TestTools.dbusDaemon!, [
             "--config-file=" + config.path, "--nofork", "--nopidfile", "--nosyslog", "--print-address=1",
-        ])
+        ], quiet: true)
         address = try daemon.waitForLine { $0.hasPrefix("unix:") }
     }
 

@@ -430,6 +430,11 @@ class MockBlueZ(dbus.service.Object):
 
     def register_agent(self, path, capability):
         self.agent = (Caller.sender, str(path), str(capability))
+        # Keep the template's bookkeeping, which its RequestDefaultAgent checks.
+        manager = mockobject.objects['/org/bluez']
+        if path not in manager.agent_paths:
+            manager.agent_paths.append(path)
+        manager.capabilities[str(path)] = capability
         self.events.append(('RegisterAgent', str(path), str(capability)))
 
     # ---- control interface for tests -------------------------------------------------
