@@ -136,7 +136,7 @@ public struct SensorLinkMachine: Sendable {
                 if streamed { failures = 0 }
                 return [.log(.warning, "disconnected while \(phase): \(reason ?? "Connected=false, no reason given")"), .dropSubscriptions]
                     + failed(.other, "link lost", now)
-            case .disconnecting:
+            case .disconnecting, .idle:
                 return []
             default:
                 return [.log(.info, "disconnected while \(phase): \(reason ?? "no reason given")")]
