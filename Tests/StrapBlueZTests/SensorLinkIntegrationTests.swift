@@ -53,22 +53,26 @@ struct SensorLinkIntegrationTests {
         #expect(writes.first?[3] as? [Int] == [1])
     }
 
-    @Test func discoveryReportsSensorsWithFilter() throws {
-        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr"), .init(address: "C0:11:22:33:44:02", kind: "csc")])
+    @Test func discoveryReportsSensorsAsTheyArrive() throws {
+        let csc = "C0:11:22:33:44:02"
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr"), .init(address: csc, kind: "csc")])
         _ = try mock.call("RemoveAdapter")
         _ = try mock.call("AddAdapter")   // adapter without cached devices: only discovery finds them
         let daemon = try Daemon(address: mock.bus.address)
         try eventually("adapter visible") { daemon.queue.sync { daemon.client.mirror.adapters.count == 1 } }
-        let adapter = try #require(daemon.queue.sync { daemon.client.mirror.adapters.first?.path })
-        let started: Result<Void, BusError> = try onQueue(daemon.queue) { done in daemon.client.startDiscovery(adapter: adapter) { done($0) } }
-        #expect(throws: Never.self) { try started.get() }
-        try eventually("two sensors discovered") { daemon.queue.sync { daemon.client.discoveredSensors.count == 2 } }
-        let found = daemon.queue.sync { daemon.client.discoveredSensors }
-        let hr = try #require(found.first { $0.address == Self.hr })
+        let found = ResultList<DiscoveredSensor>()
+        let session = daemon.queue.sync {
+            let s = DiscoverySession(client: daemon.client) { found.append($0) }
+            s.start()
+            return s
+        }
+        try eventually("two sensors reported") { Set(found.items.map(\.address)).count == 2 }
+        daemon.queue.sync { session.stop() }
+        let hr = try #require(found.items.first { $0.address == Self.hr })
         #expect(hr.services == [.heartRate])
         #expect(hr.rssi == -58)
         #expect(hr.name == "Mock HR")
-        #expect(found.first { $0.address == "C0:11:22:33:44:02" }?.services == [.cyclingSpeedAndCadence])
+        #expect(found.items.first { $0.address == csc }?.services == [.cyclingSpeedAndCadence])
         let filter = try #require(try mock.stats()["filter"] as? [String: Any])
         #expect(filter["Transport"] as? String == "le")
         #expect(Set(filter["UUIDs"] as? [String] ?? []) == Set(SensorService.discoveryUUIDs))

@@ -159,3 +159,10 @@ func eventually(timeout: TimeInterval = 30, _ what: String, _ condition: () -> B
     }
     throw TestBedError.timeout(what)
 }
+
+final class ResultList<T: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _items: [T] = []
+    func append(_ item: T) { lock.lock(); _items.append(item); lock.unlock() }
+    var items: [T] { lock.lock(); defer { lock.unlock() }; return _items }
+}

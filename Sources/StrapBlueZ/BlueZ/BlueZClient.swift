@@ -50,6 +50,11 @@ public final class BlueZClient: @unchecked Sendable {
         slots.append(try bus.addMatch("type='signal',\(sender),interface='\(BlueZInterface.device)',member='Disconnected'") { [weak self] m in
             self?.disconnectedSignal(m)
         })
+        bus.onDisconnect { [weak self] in
+            // Reconnecting to the bus itself is the daemon's job (restart by systemd).
+            BusLog.error("lost the D-Bus connection; BlueZ state is no longer tracked")
+            self?.ownerVanished()
+        }
         lookUpOwner()
     }
 
