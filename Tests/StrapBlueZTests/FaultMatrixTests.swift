@@ -19,9 +19,12 @@ struct FaultMatrixTests {
         case adapterPoweredOffAndOn
         case connectAbortedThreeTimes
         case malformedSignals
+        case notifyFdClosedWhileConnected
 
         var testDescription: String { rawValue }
-        var notifyMode: NotifyMode { self == .disconnectMidStreamAcquireNotify ? .acquireNotify : .startNotify }
+        var notifyMode: NotifyMode {
+            self == .disconnectMidStreamAcquireNotify || self == .notifyFdClosedWhileConnected ? .acquireNotify : .startNotify
+        }
         /// Faults after which the link has to subscribe again.
         var resubscribes: Bool { self != .malformedSignals && self != .connectAbortedThreeTimes }
     }
@@ -64,6 +67,8 @@ struct FaultMatrixTests {
             break
         case .malformedSignals:
             try mock.call("EmitGarbage")
+        case .notifyFdClosedWhileConnected:
+            try mock.call("CloseNotifyFd", [.string(Self.address)])
         }
 
         try eventually("recovery after \(fault)") {

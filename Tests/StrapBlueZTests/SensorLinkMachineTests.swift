@@ -146,6 +146,17 @@ import Testing
         #expect(m.handle(.connectionChanged(connected: false, reason: nil), now: 21).isEmpty)
     }
 
+    @Test func closedNotifyFdResubscribesWhileConnected() {
+        var m = streaming()
+        _ = m.handle(.connectionChanged(connected: true, reason: nil), now: 4)
+        let cmds = m.handle(.notificationsStopped, now: 5)
+        #expect(m.phase == .subscribing)
+        #expect(cmds.last == .subscribe)
+        var dropped = streaming()
+        _ = dropped.handle(.connectionChanged(connected: false, reason: nil), now: 5)
+        #expect(dropped.handle(.notificationsStopped, now: 6).isEmpty)
+    }
+
     @Test func staleRepliesAreIgnored() {
         var m = streaming()
         #expect(m.handle(.connectFinished(error: .other, detail: "late"), now: 10).isEmpty)

@@ -263,7 +263,13 @@ public final class SensorLink: @unchecked Sendable {
                         let uuid = c.uuid
                         self.sockets[c.path] = NotifySocket(fd: r.fd, mtu: r.mtu, queue: self.client.queue,
                             onData: { [weak self] bytes in self?.deliver(uuid: uuid, value: bytes) },
-                            onClose: { [weak self] in self?.sockets[c.path] = nil })
+                            onClose: { [weak self] in
+                                guard let self, self.epoch == current else { return }
+                                self.sockets[c.path] = nil
+                                // A HUP during a disconnect is followed by Connected=false; let
+                                // that arrive first, then re-subscribe only if still connected.
+                                self.client.queue.async { [weak self] in self?.feed(.notificationsStopped) }
+                            })
                         finish(nil)
                     case .failure(let e):
                         finish("AcquireNotify \(c.uuid): \(e)")

@@ -38,6 +38,8 @@ public enum LinkInput: Sendable, Equatable {
     /// Every characteristic the link needs is exported.
     case characteristicsReady
     case subscribeFinished(error: String?)
+    /// BlueZ closed a notification fd (or stopped notifying) while the link stayed up.
+    case notificationsStopped
     case disconnectFinished
     case timer
 }
@@ -155,6 +157,11 @@ public struct SensorLinkMachine: Sendable {
             phase = .streaming
             failures = 0
             return [.cancelTimer, .log(.info, "streaming"), .readDeviceInformation]
+        case .notificationsStopped:
+            guard phase == .streaming, connected else { return [] }
+            phase = .subscribing
+            return [.log(.warning, "notifications stopped while connected; subscribing again"), .dropSubscriptions,
+                    .setTimer(deadline: now + timeouts.subscribe), .subscribe]
         case .disconnectFinished:
             guard case .disconnecting(let clearCache) = phase else { return [] }
             return afterDisconnect(clearCache: clearCache, now)

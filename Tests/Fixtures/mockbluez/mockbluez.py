@@ -447,6 +447,15 @@ class MockBlueZ(dbus.service.Object):
     def Drop(self, address, reason):
         self.disconnect(self.sensors[str(address)], str(reason), 'Connection timed out')
 
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def CloseNotifyFd(self, address):
+        """BlueZ releases an acquired notification fd while the link stays up."""
+        sensor = self.sensors[str(address)]
+        self.release_socket(sensor)
+        chrc = self.measurement_object(sensor)
+        if chrc is not None:
+            chrc.props[CHRC]['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
+
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='b', out_signature='')
     def SetStreaming(self, on):
         self.streaming = bool(on)
