@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import StrapBlueZ
 import StrapDBus
@@ -46,5 +47,26 @@ struct BlueZAbsenceTests {
         }
         #expect(error.errorName?.hasPrefix("org.freedesktop.DBus.Error.Unknown") == true, "\(error)")
         #expect(FailureClass(error) == .deviceMissing)
+    }
+}
+
+/// `Bus.system` finds the bus through DBUS_SYSTEM_BUS_ADDRESS, as the daemon will under test.
+@Suite(.enabled(if: TestTools.available, TestTools.skipReason), .serialized)
+struct SystemBusAddressTests {
+    @Test func systemBusHonoursEnvironment() throws {
+        let mock = try MockBlueZ(sensors: [])
+        let previous = getenv("DBUS_SYSTEM_BUS_ADDRESS").map { String(cString: $0) }
+        setenv("DBUS_SYSTEM_BUS_ADDRESS", mock.bus.address, 1)
+        defer {
+            if let previous { setenv("DBUS_SYSTEM_BUS_ADDRESS", previous, 1) } else { unsetenv("DBUS_SYSTEM_BUS_ADDRESS") }
+        }
+        let queue = DispatchQueue(label: "system-bus-test")
+        let bus = try queue.sync { try Bus.system(queue: queue) }
+        defer { queue.sync { bus.close() } }
+        let owner: Result<[DBusValue], BusError> = try onQueue(queue) { done in
+            bus.call(destination: "org.freedesktop.DBus", path: ObjectPath(unchecked: "/org/freedesktop/DBus"),
+                     interface: "org.freedesktop.DBus", member: "GetNameOwner", arguments: [.string("org.bluez")]) { done($0) }
+        }
+        #expect(try owner.get().first?.string?.hasPrefix(":") == true)
     }
 }
