@@ -22,6 +22,6 @@ let package = Package(
         .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
 
         .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
-        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "CSystemd"]),
+        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT"]),
     ]
 )

@@ -307,17 +307,22 @@ public final class BusSlot: @unchecked Sendable {
 
 // MARK: C trampolines
 
+struct WeakBus {
+    weak var bus: Bus?
+}
+
 final class CallbackBox {
     enum Kind {
         case reply(Bus.ReplyHandler)
         case message(@Sendable (BusMessage) -> Void)
-        case call(@Sendable (IncomingCall) -> Bool, Bus)
+        /// The bus is held weakly: sd-bus owns this box, and the bus owns sd-bus.
+        case call(@Sendable (IncomingCall) -> Bool, WeakBus)
     }
     let kind: Kind
     private init(_ kind: Kind) { self.kind = kind }
     static func reply(_ h: @escaping Bus.ReplyHandler) -> CallbackBox { CallbackBox(.reply(h)) }
     static func message(_ h: @escaping @Sendable (BusMessage) -> Void) -> CallbackBox { CallbackBox(.message(h)) }
-    static func call(_ h: @escaping @Sendable (IncomingCall) -> Bool, _ bus: Bus) -> CallbackBox { CallbackBox(.call(h, bus)) }
+    static func call(_ h: @escaping @Sendable (IncomingCall) -> Bool, _ bus: Bus) -> CallbackBox { CallbackBox(.call(h, WeakBus(bus: bus))) }
 }
 
 private func decodeMessage(_ m: OpaquePointer) -> Result<BusMessage, BusError> {
@@ -367,7 +372,7 @@ private let busMessageTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableR
 private let busCallTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = { m, userdata, retError in
     guard let m, let userdata else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(userdata).takeUnretainedValue()
-    guard case .call(let handler, let bus) = box.kind else { return 0 }
+    guard case .call(let handler, let weakBus) = box.kind, let bus = weakBus.bus else { return 0 }
     switch decodeMessage(m) {
     case .success(let message):
         sd_bus_message_ref(m)

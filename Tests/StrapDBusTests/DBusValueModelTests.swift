@@ -1,7 +1,8 @@
 import Testing
 @testable import StrapDBus
 
-@Suite struct DBusSignatureTests {
+/// Signatures, object paths, value accessors and error names: the pure layer-2 model.
+@Suite struct DBusValueModelTests {
     @Test(arguments: ["a{oa{sa{sv}}}", "a{sv}", "ay", "h", "(yqs)", "aas", "oa{sa{sv}}as", ""])
     func roundTripsText(_ text: String) throws {
         #expect(try DBusSignature(parsing: text).description == text)
