@@ -170,9 +170,10 @@ final class Daemon: @unchecked Sendable {
     }
 
     deinit {
-        let (manager, bus) = (self.manager, self.bus)
+        let (manager, client, bus) = (self.manager, self.client, self.bus)
         queue.sync {
             for address in manager.links.keys { manager.remove(address: address) }
+            client.stop()
             bus.close()
         }
     }

@@ -34,6 +34,11 @@ import Testing
         #expect(d.rssi == -40)
         #expect(SensorService.advertised(in: d.uuids) == [.heartRate])
         #expect(m.characteristics(of: Self.dev).map(\.uuid) == ["00002a37-0000-1000-8000-00805f9b34fb"])
+        #expect(m.services(of: Self.dev).isEmpty)
+        try m.add(ObjectPath(unchecked: "/org/bluez/hci0/dev_AA/service000a"),
+                  interfaces: Self.ifaces([("org.bluez.GattService1", .vardict([("UUID", .string("0000180D-0000-1000-8000-00805F9B34FB")), ("Device", .objectPath(Self.dev))]))]))
+        #expect(m.services(of: Self.dev).map(\.uuid) == ["0000180d-0000-1000-8000-00805f9b34fb"])
+        #expect(m.services(of: Self.dev).first?.device == Self.dev)
     }
 
     @Test func missingPropertiesDefault() throws {

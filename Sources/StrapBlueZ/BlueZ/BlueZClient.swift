@@ -93,7 +93,9 @@ public final class BlueZClient: @unchecked Sendable {
                 guard let name = body.first?.string else { return self.scheduleRetry("GetNameOwner reply \(body)") }
                 self.ownerAppeared(name)
             case .failure(.reply(let e)) where e.freedesktop == .nameHasNoOwner:
-                BusLog.warning("org.bluez is not on the system bus (is bluetoothd running? see docs/operations.md); waiting for it")
+                // NameOwnerChanged will announce bluetoothd; the backed-off re-check keeps
+                // saying why nothing happens and covers a missed signal.
+                self.scheduleRetry("org.bluez is not on the system bus (is bluetoothd running? see docs/operations.md)")
             case .failure(let e):
                 self.scheduleRetry("GetNameOwner failed: \(e)")
             }
@@ -121,6 +123,8 @@ public final class BlueZClient: @unchecked Sendable {
     }
 
     private func ownerAppeared(_ name: String) {
+        retryTimer?.cancel()
+        retryTimer = nil
         owner = name
         generation += 1
         loadTree(generation: generation)
@@ -149,6 +153,7 @@ public final class BlueZClient: @unchecked Sendable {
     }
 
     private func scheduleRetry(_ why: String) {
+        guard bus.isOpen, !slots.isEmpty else { return }
         let delay = retry.next()
         BusLog.warning("\(why); retrying in \(delay.formatted) s")
         let t = DispatchSource.makeTimerSource(queue: queue)

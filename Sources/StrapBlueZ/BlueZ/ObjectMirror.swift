@@ -102,6 +102,13 @@ public struct ObjectMirror: Sendable {
         devices.filter { $0.address?.uppercased() == address.uppercased() }
     }
 
+    public func services(of device: ObjectPath) -> [BlueZGattService] {
+        objects.compactMap { path, ifaces -> BlueZGattService? in
+            guard path.isDescendant(of: device), let props = ifaces[BlueZInterface.gattService] else { return nil }
+            return BlueZGattService(path: path, properties: props)
+        }.sorted { $0.path < $1.path }
+    }
+
     public func characteristics(of device: ObjectPath) -> [BlueZCharacteristic] {
         objects.compactMap { path, ifaces -> BlueZCharacteristic? in
             guard path.isDescendant(of: device), let props = ifaces[BlueZInterface.gattCharacteristic] else { return nil }
@@ -154,6 +161,21 @@ public struct BlueZDevice: Sendable, Equatable {
         bonded = p["Bonded"]?.bool ?? paired
         trusted = p["Trusted"]?.bool ?? false
         batteryPercentage = battery?["Percentage"]?.integer.flatMap { UInt8(exactly: $0) }
+    }
+}
+
+public struct BlueZGattService: Sendable, Equatable {
+    public let path: ObjectPath
+    public let uuid: String
+    public let device: ObjectPath?
+    public let primary: Bool
+
+    init?(path: ObjectPath, properties p: [String: DBusValue]) {
+        guard let uuid = p["UUID"]?.string else { return nil }
+        self.path = path
+        self.uuid = uuid.lowercased()
+        device = p["Device"]?.objectPath
+        primary = p["Primary"]?.bool ?? true
     }
 }
 
