@@ -172,7 +172,7 @@ final class Daemon: @unchecked Sendable {
     deinit {
         let (manager, client, bus) = (self.manager, self.client, self.bus)
         queue.sync {
-            for address in manager.links.keys { manager.remove(address: address) }
+            manager.stop()
             client.stop()
             bus.close()
         }

@@ -32,6 +32,19 @@ public final class SensorManager: @unchecked Sendable {
         if client.available { handle(.availability(true)) }
     }
 
+    /// Stops every link (disconnecting its sensor) and withdraws the exported objects.
+    public func stop() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for address in Array(links.keys) { remove(address: address) }
+        if let observer { client.removeObserver(observer) }
+        observer = nil
+        discoveryRetry?.cancel()
+        discoveryRetry = nil
+        application.unexport()
+        agent?.unexport()
+        agent = nil
+    }
+
     @discardableResult
     public func add(address: String, options: SensorLinkOptions = SensorLinkOptions()) -> SensorLink {
         dispatchPrecondition(condition: .onQueue(queue))
