@@ -19,8 +19,13 @@ public enum BusLog {
         .info
     ))
 
-    public static func install(minimum: BlueZLogLevel = .info, _ handler: @escaping Handler) {
-        state.withLock { $0 = (handler, minimum) }
+    /// Replaces the handler; returns the previous one so a caller can chain or restore it.
+    @discardableResult
+    public static func install(minimum: BlueZLogLevel = .info, _ handler: @escaping Handler) -> (Handler, BlueZLogLevel) {
+        state.withLock { state in
+            defer { state = (handler, minimum) }
+            return (state.handler, state.minimum)
+        }
     }
 
     public static func log(_ level: BlueZLogLevel, _ text: @autoclosure () -> String) {

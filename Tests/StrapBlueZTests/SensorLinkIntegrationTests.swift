@@ -39,6 +39,28 @@ struct SensorLinkIntegrationTests {
         #expect(daemon.sink.sequence(Self.hr) == [0])
     }
 
+    @Test func disconnectsAreLoggedWithTheirReason() throws {
+        let address = "C0:11:22:33:44:0D"
+        let lines = ResultList<String>()
+        let chained = ResultBox<BusLog.Handler>()
+        let (previous, minimum) = BusLog.install(minimum: .info) { level, text in
+            if text.contains(address) { lines.append(text) }
+            chained.get()?(level, text)
+        }
+        chained.set(previous)
+        defer { BusLog.install(minimum: minimum, previous) }
+        let mock = try MockBlueZ(sensors: [.init(address: address, kind: "hr", hz: 10)])
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(address)
+        try eventually("streaming") { daemon.sink.count(address) >= 3 }
+        try mock.call("Drop", [.string(address), .string("org.bluez.Reason.Remote")])
+        try eventually("reason logged") { lines.items.contains { $0.contains("disconnected: org.bluez.Reason.Remote") } }
+        try eventually("streaming again") { daemon.phase(address) == .streaming }
+        // BlueZ before 5.82 has no Disconnected signal: the Connected=false transition is logged.
+        try mock.call("Drop", [.string(address), .string("")])
+        try eventually("fallback logged") { lines.items.contains { $0.contains("disconnected: Connected=false (no reason signal)") } }
+    }
+
     @Test func energyExpendedResetWritesOneToControlPoint() throws {
         let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
         let daemon = try Daemon(address: mock.bus.address)

@@ -208,7 +208,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     # ---- connection teardown ---------------------------------------------------------
 
-    def disconnect(self, sensor, reason, message):
+    def disconnect(self, sensor, reason, message, signal=True):
         if not sensor.connected:
             raise dbus.exceptions.DBusException('Not Connected', name='org.bluez.Error.NotConnected')
         sensor.connected = False
@@ -216,7 +216,8 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         self.release_socket(sensor)
         dev = self.device(sensor)
         self.remove_gatt(sensor)
-        dev.EmitSignal(DEVICE, 'Disconnected', 'ss', [reason, message])
+        if signal:  # Device1.Disconnected exists from BlueZ 5.82 on
+            dev.EmitSignal(DEVICE, 'Disconnected', 'ss', [reason, message])
         dev.UpdateProperties(DEVICE, {'ServicesResolved': dbus.Boolean(False, variant_level=1),
                                       'Connected': dbus.Boolean(False, variant_level=1)})
         self.events.append(('Disconnected', sensor.address, reason))
@@ -259,7 +260,8 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='ss', out_signature='')
     def Drop(self, address, reason):
-        self.disconnect(self.sensors[str(address)], str(reason), 'Connection timed out')
+        """The link drops; an empty reason imitates BlueZ before 5.82 (no Disconnected signal)."""
+        self.disconnect(self.sensors[str(address)], str(reason), 'Connection timed out', signal=bool(reason))
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
     def CloseNotifyFd(self, address):
