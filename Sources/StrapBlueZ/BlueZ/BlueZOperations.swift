@@ -20,7 +20,8 @@ extension BlueZClient {
     /// LE discovery filtered on the HR, CSC and RSC services; results arrive as mirror
     /// changes (`discoveredSensors`).
     public func startDiscovery(adapter: ObjectPath, uuids: [String] = SensorService.discoveryUUIDs, _ done: @escaping Completion) {
-        let filter = DBusValue.vardict([("UUIDs", .strings(uuids)), ("Transport", .string("le")), ("DuplicateData", .boolean(false))])
+        // DuplicateData stays at BlueZ's default (true) so RSSI keeps updating while scanning.
+        let filter = DBusValue.vardict([("UUIDs", .strings(uuids)), ("Transport", .string("le"))])
         bluez(adapter, BlueZInterface.adapter, "SetDiscoveryFilter", [filter]) { [weak self] result in
             if case .failure(let e) = result { return done(.failure(e)) }
             guard let self else { return done(.failure(.closed)) }
