@@ -61,6 +61,26 @@ struct SensorLinkIntegrationTests {
         try eventually("fallback logged") { lines.items.contains { $0.contains("disconnected: Connected=false (no reason signal)") } }
     }
 
+    @Test func adoptsConnectionMadeByBlueZAutoConnect() throws {
+        let address = "C0:11:22:33:44:0A"
+        let mock = try MockBlueZ(sensors: [.init(address: address, kind: "csc", hz: 10)])
+        // strapd's own connects keep failing, so only BlueZ's auto-connect can bring the link up.
+        try mock.setFault(address, "connect_abort", 1000)
+        let daemon = try Daemon(address: mock.bus.address)
+        var options = Daemon.fast
+        daemon.add(address, options)
+        try eventually("backing off after a failed connect") {
+            if case .backingOff = daemon.phase(address) { return true }
+            return false
+        }
+        try mock.call("AutoConnect", [.string(address)])
+        try eventually("streaming on BlueZ's connection") { daemon.sink.count(address) >= 5 }
+        #expect(daemon.phase(address) == .streaming)
+        // Every Connect strapd made failed (the fault outlasts the test), so the stream runs on
+        // the connection BlueZ made.
+        #expect(try mock.events().filter { ($0.first as? String) == "Connect" }.count >= 1)
+    }
+
     @Test func energyExpendedResetWritesOneToControlPoint() throws {
         let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
         let daemon = try Daemon(address: mock.bus.address)

@@ -188,6 +188,9 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             raise dbus.exceptions.DBusException('le-connection-abort-by-local', name='org.bluez.Error.Failed')
         if sensor.connected:
             raise dbus.exceptions.DBusException('Already Connected', name='org.bluez.Error.AlreadyConnected')
+        self.establish(sensor)
+
+    def establish(self, sensor):
         sensor.connected = True
         self.device(sensor).UpdateProperties(DEVICE, {'Connected': dbus.Boolean(True, variant_level=1)})
         GLib.idle_add(self.resolve, sensor)
@@ -262,6 +265,13 @@ class MockBlueZ(GattMixin, dbus.service.Object):
     def Drop(self, address, reason):
         """The link drops; an empty reason imitates BlueZ before 5.82 (no Disconnected signal)."""
         self.disconnect(self.sensors[str(address)], str(reason), 'Connection timed out', signal=bool(reason))
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def AutoConnect(self, address):
+        """bluetoothd connects on its own, as a registered GattProfile1 makes it do."""
+        sensor = self.sensors[str(address)]
+        if not sensor.connected and sensor.path is not None:
+            self.establish(sensor)
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
     def CloseNotifyFd(self, address):
