@@ -67,8 +67,7 @@ struct SensorLinkIntegrationTests {
         // strapd's own connects keep failing, so only BlueZ's auto-connect can bring the link up.
         try mock.setFault(address, "connect_abort", 1000)
         let daemon = try Daemon(address: mock.bus.address)
-        var options = Daemon.fast
-        daemon.add(address, options)
+        daemon.add(address)
         try eventually("backing off after a failed connect") {
             if case .backingOff = daemon.phase(address) { return true }
             return false
