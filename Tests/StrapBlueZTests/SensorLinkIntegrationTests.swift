@@ -80,6 +80,21 @@ struct SensorLinkIntegrationTests {
         #expect(try mock.events().filter { ($0.first as? String) == "Connect" }.count >= 1)
     }
 
+    @Test func forgetDisconnectsAndRemovesTheDevice() throws {
+        let address = "C0:11:22:33:44:0F"
+        let mock = try MockBlueZ(sensors: [.init(address: address, kind: "rsc", hz: 10)])
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(address)
+        try eventually("streaming") { daemon.sink.count(address) >= 3 }
+        let result: Result<Void, BusError> = try onQueue(daemon.queue) { done in daemon.manager.forget(address: address) { done($0) } }
+        #expect(throws: Never.self) { try result.get() }
+        #expect(daemon.phase(address) == nil)
+        try eventually("device gone from the mirror") { daemon.queue.sync { daemon.client.mirror.devices(address: address).isEmpty } }
+        let events = try mock.events().compactMap { $0.first as? String }
+        #expect(events.contains("RemoveDevice"))
+        #expect(try (mock.stats()["connected"] as? [String: Bool])?[address] == false)
+    }
+
     @Test func energyExpendedResetWritesOneToControlPoint() throws {
         let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
         let daemon = try Daemon(address: mock.bus.address)

@@ -63,6 +63,24 @@ public final class SensorManager: @unchecked Sendable {
         discovery(for: link.address, false)
     }
 
+    /// Stops the link and removes the device from BlueZ on every adapter (bond and GATT
+    /// cache included), like `bluetoothctl remove`.
+    public func forget(address: String, _ done: @escaping BlueZClient.Completion) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        remove(address: address)
+        removeDevices(client.mirror.devices(address: address).map(\.path)[...], firstFailure: nil, done)
+    }
+
+    private func removeDevices(_ paths: ArraySlice<ObjectPath>, firstFailure: BusError?, _ done: @escaping BlueZClient.Completion) {
+        guard let path = paths.first else { return done(firstFailure.map { .failure($0) } ?? .success(())) }
+        client.remove(device: path) { [weak self] result in
+            var failure = firstFailure
+            if case .failure(let e) = result, failure == nil { failure = e }
+            guard let self else { return done(failure.map { .failure($0) } ?? .success(())) }
+            self.removeDevices(paths.dropFirst(), firstFailure: failure, done)
+        }
+    }
+
     // MARK: Pairing (opt-in)
 
     /// Registers the agent if needed, pairs, then marks the device trusted.
