@@ -100,7 +100,7 @@ import Testing
 
     @Test func dropWhileStreamingResubscribesAfterReconnect() {
         var m = streaming()
-        let lost = m.handle(.connectionChanged(connected: false, reason: "org.bluez.Reason.Timeout"), now: 100)
+        let lost = m.handle(.connectionChanged(connected: false), now: 100)
         #expect(lost.contains(.dropSubscriptions))
         #expect(m.phase == .backingOff(attempt: 1, until: 100 + Self.second))
         _ = m.handle(.timer, now: 100 + Self.second)
@@ -133,7 +133,7 @@ import Testing
         _ = m.handle(.deviceAvailable(true), now: 0)
         _ = m.handle(.start, now: 0)
         _ = m.handle(.connectFinished(error: .other, detail: "x"), now: 1)
-        _ = m.handle(.connectionChanged(connected: true, reason: nil), now: 2)
+        _ = m.handle(.connectionChanged(connected: true), now: 2)
         #expect(m.phase == .resolving)
     }
 
@@ -143,17 +143,17 @@ import Testing
         #expect(m.phase == .idle)
         #expect(cmds.contains(.disconnect))
         #expect(m.handle(.timer, now: 20).isEmpty)
-        #expect(m.handle(.connectionChanged(connected: false, reason: nil), now: 21).isEmpty)
+        #expect(m.handle(.connectionChanged(connected: false), now: 21).isEmpty)
     }
 
     @Test func closedNotifyFdResubscribesWhileConnected() {
         var m = streaming()
-        _ = m.handle(.connectionChanged(connected: true, reason: nil), now: 4)
+        _ = m.handle(.connectionChanged(connected: true), now: 4)
         let cmds = m.handle(.notificationsStopped, now: 5)
         #expect(m.phase == .subscribing)
         #expect(cmds.last == .subscribe)
         var dropped = streaming()
-        _ = dropped.handle(.connectionChanged(connected: false, reason: nil), now: 5)
+        _ = dropped.handle(.connectionChanged(connected: false), now: 5)
         #expect(dropped.handle(.notificationsStopped, now: 6).isEmpty)
     }
 

@@ -94,7 +94,7 @@ public final class SensorLink: @unchecked Sendable {
                     if !connected {
                         BusLog.notice("[\(address)] disconnected: \(lastReason ?? "Connected=false (no reason signal)")")
                     }
-                    feed(.connectionChanged(connected: connected, reason: connected ? nil : lastReason))
+                    feed(.connectionChanged(connected: connected))
                     lastReason = nil
                 }
                 if interface == BlueZInterface.battery, let pct = changed["Percentage"]?.integer.flatMap({ UInt8(exactly: $0) }) {
@@ -126,7 +126,7 @@ public final class SensorLink: @unchecked Sendable {
         }
         if wasAvailable != (chosen != nil) { feed(.deviceAvailable(chosen != nil)) }
         if let chosen, chosen.connected, machine.isStarted {
-            feed(.connectionChanged(connected: true, reason: nil))
+            feed(.connectionChanged(connected: true))
         }
     }
 

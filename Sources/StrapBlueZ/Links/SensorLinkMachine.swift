@@ -34,7 +34,7 @@ public enum LinkInput: Sendable, Equatable {
     /// The device object exists on a powered adapter (or stopped doing so).
     case deviceAvailable(Bool)
     case connectFinished(error: FailureClass?, detail: String)
-    case connectionChanged(connected: Bool, reason: String?)
+    case connectionChanged(connected: Bool)
     /// Every characteristic the link needs is exported.
     case characteristicsReady
     case subscribeFinished(error: String?)
@@ -121,7 +121,7 @@ public struct SensorLinkMachine: Sendable {
             guard case .connecting = phase else { return [] }
             guard let error, error != .alreadyConnected else { return resolve(now) }
             return failed(error, "connect failed: \(detail)", now)
-        case .connectionChanged(let isConnected, let reason):
+        case .connectionChanged(let isConnected):
             let was = connected
             connected = isConnected
             if isConnected && !was {
@@ -136,12 +136,12 @@ public struct SensorLinkMachine: Sendable {
             case .resolving, .subscribing, .streaming:
                 let streamed = phase == .streaming
                 if streamed { failures = 0 }
-                return [.log(.warning, "disconnected while \(phase): \(reason ?? "Connected=false, no reason given")"), .dropSubscriptions]
-                    + failed(.other, "link lost", now)
+                // The driver has already logged the disconnect with BlueZ's reason.
+                return [.dropSubscriptions] + failed(.other, "link lost while \(streamed ? "streaming" : "setting up")", now)
             case .disconnecting, .idle:
                 return []
             default:
-                return [.log(.info, "disconnected while \(phase): \(reason ?? "no reason given")")]
+                return []
             }
         case .characteristicsReady:
             guard phase == .resolving else { return [] }
