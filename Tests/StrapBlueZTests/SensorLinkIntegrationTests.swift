@@ -56,7 +56,7 @@ struct SensorLinkIntegrationTests {
         try mock.call("Drop", [.string(address), .string("org.bluez.Reason.Remote")])
         try eventually("reason logged") { lines.items.contains { $0.contains("disconnected: org.bluez.Reason.Remote") } }
         try eventually("streaming again") { daemon.phase(address) == .streaming }
-        // BlueZ before 5.82 has no Disconnected signal: the Connected=false transition is logged.
+        // Older BlueZ has no Disconnected signal: the Connected=false transition is logged.
         try mock.call("Drop", [.string(address), .string("")])
         try eventually("fallback logged") { lines.items.contains { $0.contains("disconnected: Connected=false (no reason signal)") } }
     }

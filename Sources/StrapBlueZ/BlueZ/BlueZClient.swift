@@ -8,7 +8,8 @@ public enum BlueZEvent: Sendable {
     case interfacesAdded(ObjectPath, [String])
     case interfacesRemoved(ObjectPath, [String])
     case propertiesChanged(ObjectPath, interface: String, changed: [String: DBusValue])
-    /// `Device1.Disconnected(reason, message)` (BlueZ 5.82+); older daemons only flip Connected.
+    /// `Device1.Disconnected(reason, message)` from BlueZ releases that have it (a newer,
+    /// initially experimental signal); older daemons only flip Connected.
     case deviceDisconnected(ObjectPath, reason: String, message: String)
 }
 

@@ -219,7 +219,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         self.release_socket(sensor)
         dev = self.device(sensor)
         self.remove_gatt(sensor)
-        if signal:  # Device1.Disconnected exists from BlueZ 5.82 on
+        if signal:  # newer BlueZ only; older daemons just flip Connected
             dev.EmitSignal(DEVICE, 'Disconnected', 'ss', [reason, message])
         dev.UpdateProperties(DEVICE, {'ServicesResolved': dbus.Boolean(False, variant_level=1),
                                       'Connected': dbus.Boolean(False, variant_level=1)})
@@ -263,7 +263,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='ss', out_signature='')
     def Drop(self, address, reason):
-        """The link drops; an empty reason imitates BlueZ before 5.82 (no Disconnected signal)."""
+        """The link drops; an empty reason imitates older BlueZ (no Disconnected signal)."""
         self.disconnect(self.sensors[str(address)], str(reason), 'Connection timed out', signal=bool(reason))
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
