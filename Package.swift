@@ -1,12 +1,17 @@
 // swift-tools-version:6.0
 // strapd — layers as modules, dependencies pointing one way (docs/architecture.md, spec §2):
-// C system libraries + one C shim → pure protocol code → domain model → store / workout
-// engine → I/O adapters → thin executables.
+// C system libraries + one C shim → pure protocol code → domain model → store / ingest →
+// I/O adapters → thin executables.
 import PackageDescription
 
 let package = Package(
     name: "strapd",
     platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "strapd", targets: ["strapd"]),
+        .executable(name: "strapctl", targets: ["strapctl"]),
+        .executable(name: "strap-bench", targets: ["strap-bench"]),
+    ],
     targets: [
         // Layer 1: C system libraries (Debian -dev packages) and the one C shim.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
@@ -15,36 +20,28 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "CShims"),
 
-        // Layer 2: pure protocol code (no I/O, no Foundation).
+        // Layer 2: pure protocol code (no I/O).
         .target(name: "StrapGATT"),
         .target(name: "StrapWire"),
+        .target(name: "StrapDBus"),
 
-        // Layer 3: configuration.
+        // Layer 3: domain model and configuration.
+        .target(name: "StrapModel"),
         .target(name: "StrapConfig"),
 
-        // Layer 5: I/O adapters.
-        .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
-
-        // Tests.
-        .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
-        .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
-        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
-
-        // Layer 3: domain model.
-        .target(name: "StrapModel"),
-
-        // Layer 4: store.
+        // Layer 4: store; ingest (decode → derive → samples).
         .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
-
-        // Layer 4: ingest (decode → derive → samples).
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
 
-        // Layer 5: I/O adapters.
+        // Layer 5: I/O adapters and the daemon's wiring.
+        .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
+        .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
-                                                    "StrapSystem", "StrapWire", "StrapConfig"]),
+                                                    "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims"]),
 
         // Layer 6: executables and their testable command logic.
+        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
         .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
@@ -53,12 +50,17 @@ let package = Package(
 
         // Tests: one target per module, fixtures under Tests/Fixtures.
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
+        .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
+        .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
+        .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
+        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
+        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
-        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
-                                                             "StrapSystem", "StrapWire", "CShims", "StrapControl"]),
+        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator",
+                                                             "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
     ]
 )

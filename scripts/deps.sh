@@ -12,6 +12,7 @@ PKGS=(
   dbus                  # a private dbus-daemon for the BlueZ integration tests
   python3-dbus          # python-dbus for the mock BlueZ
   python3-dbusmock      # bluez5 template the mock BlueZ extends
+  systemd               # busctl: the D-Bus codec tests compare our encoding with sd-bus's own CLI
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -37,8 +37,7 @@ public final class Daemon: @unchecked Sendable {
     private var storeDegraded: String?
     /// Called when the daemon has stopped (the executable exits then).
     public var onStopped: (@Sendable (Int32) -> Void)?
-    /// Told to end every stream with a final event before the server closes (the router).
-    public var onShutdown: (@Sendable () -> Void)?
+    private var router: RequestRouter?
 
     public init(options: DaemonOptions, environment: [String: String]) throws(DaemonError) {
         self.options = options
@@ -49,8 +48,8 @@ public final class Daemon: @unchecked Sendable {
         for w in parsed.warnings { logger.warning("\(w)") }
     }
 
-    /// Brings everything up; `handler` serves the socket (the request router).
-    public func start(handler: (DaemonContext) -> any ConnectionHandler) throws(DaemonError) {
+    /// Brings everything up, ending with READY=1.
+    public func start() throws(DaemonError) {
         dispatchPrecondition(condition: .notOnQueue(queue))
         let c = configuration
         try DaemonSetup.makeDirectory(c.daemon.stateDirectory, mode: 0o750)
@@ -83,7 +82,9 @@ public final class Daemon: @unchecked Sendable {
 
         let (listener, activated) = try DaemonSetup.listener(c) { log.warning($0) }
         self.listener = listener
-        let server = UnixServer(listener: listener, handler: handler(ctx),
+        let router = RequestRouter(context: ctx, logger: logger)
+        self.router = router
+        let server = UnixServer(listener: listener, handler: router,
                                 configuration: ServerConfiguration(outputLimits: OutputLimits(clientBuffer: c.daemon.clientBuffer),
                                                                    maximumConnections: c.daemon.maxClients))
         self.server = server
@@ -164,7 +165,7 @@ public final class Daemon: @unchecked Sendable {
                             mode: options.replay != nil ? "replay" : options.simulate != nil ? "simulate" : "bluetooth",
                             connectedSensors: context.directory.connectedCount, knownSensors: context.devices.snapshot().filter(\.known).count,
                             sampleRate: rate.perSecond, pipeline: context.pipeline.counters, store: storeStatus,
-                            degraded: degraded.map { "store: \($0)" }, clients: server?.connectionCount ?? 0,
+                            degraded: degraded.map { "store: \($0)" }, clients: server.map { s in s.queue.sync { s.connectionCount } } ?? 0,
                             liveSubscribers: context.live.subscriberCount)
     }
 
@@ -219,7 +220,7 @@ public final class Daemon: @unchecked Sendable {
                 }
             }
             recorder?.flush()
-            onShutdown?()
+            if let server { router?.shutdown(on: server.queue) }
             let finish: @Sendable () -> Void = { [self] in
                 queue.async { [self] in
                     listener?.close()

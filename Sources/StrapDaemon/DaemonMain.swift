@@ -6,8 +6,7 @@ import StrapSystem
 /// What `strapd`'s main.swift calls: parse, start, run the Dispatch main loop until a
 /// signal stops the daemon. Exit codes: 0 stopped cleanly, 1 could not start, 2 usage.
 public enum DaemonMain {
-    public static func run(arguments: [String], handler: @escaping (DaemonContext) -> any ConnectionHandler,
-                           onShutdown: ((any ConnectionHandler) -> (@Sendable () -> Void))? = nil) -> Never {
+    public static func run(arguments: [String]) -> Never {
         cshims_stdout_line_buffered()
         let options: DaemonOptions
         do { options = try DaemonOptions.parse(arguments) } catch {
@@ -21,11 +20,7 @@ public enum DaemonMain {
         }
         daemon.onStopped = { code in exit(code) }
         do {
-            try daemon.start { context in
-                let h = handler(context)
-                if let onShutdown { daemon.onShutdown = onShutdown(h) }
-                return h
-            }
+            try daemon.start()
         } catch {
             daemon.logger.error("cannot start: \(error)")
             fail("strapd: \(error)", code: 1)

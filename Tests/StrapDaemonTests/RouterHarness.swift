@@ -65,10 +65,10 @@ final class RouterHarness: @unchecked Sendable {
     }
 
     func close() {
+        router.shutdown(on: server.queue)
         let done = DispatchSemaphore(value: 0)
         server.stop { done.signal() }
         done.wait()
-        router.shutdown()
         store.close()
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -47,8 +47,23 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         self.fanout = LiveFanout(hub: context.live)
     }
 
-    /// Stops receiving live events (the daemon calls it at shutdown).
-    public func shutdown() { fanout.detach() }
+    /// Daemon shutdown (SIGTERM): stops live delivery, gives every open stream a final
+    /// `shutdown` event, and lets each connection close once its output is written.
+    /// `queue` is the server's queue, where the sessions live.
+    public func shutdown(on queue: DispatchQueue) {
+        fanout.detach()
+        queue.sync {
+            for session in sessions.values {
+                for (id, stream) in session.streams {
+                    stream.cancel(notify: false)
+                    session.connection.write(Reply.event(id: id, kind: "shutdown", data: [:]))
+                }
+                session.streams.removeAll()
+                session.inputEnded = true
+                finishIfIdle(session)
+            }
+        }
+    }
 
     /// Open connections and live subscriptions, for `status` (on the server queue).
     var clientCount: Int { sessions.count }

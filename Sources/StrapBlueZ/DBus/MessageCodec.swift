@@ -1,0 +1,140 @@
+import CSystemd
+import Glibc
+import StrapDBus
+
+/// Encodes `DBusValue`s into and decodes them out of sd-bus messages with the
+/// non-variadic primitives (swift-linux-notes §4 option 1).
+enum MessageCodec {
+    static func append(_ values: [DBusValue], to message: OpaquePointer) throws(BusError) {
+        for value in values { try append(value, to: message) }
+    }
+
+    static func append(_ value: DBusValue, to m: OpaquePointer) throws(BusError) {
+        let code = CChar(UInt8(ascii: value.type.code.unicodeScalars.first!))
+        var r: Int32
+        switch value {
+        case .byte(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .boolean(let b):
+            // sd-bus represents D-Bus booleans as C int, not bool.
+            var v: Int32 = b ? 1 : 0
+            r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .int16(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .uint16(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .int32(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .uint32(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .int64(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .uint64(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .double(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .unixFD(var v): r = withUnsafeMutablePointer(to: &v) { sd_bus_message_append_basic(m, code, $0) }
+        case .string(let s): r = s.withCString { sd_bus_message_append_basic(m, code, $0) }
+        case .objectPath(let p): r = p.rawValue.withCString { sd_bus_message_append_basic(m, code, $0) }
+        case .signature(let g): r = g.description.withCString { sd_bus_message_append_basic(m, code, $0) }
+        case .variant(let inner):
+            r = try container(m, "v", inner.signature) { () throws(BusError) in try append(inner, to: m) }
+        case .array(let element, let items):
+            for item in items where item.type != element {
+                throw .encoding("array of \(element.signature) holds \(item.signature)")
+            }
+            r = try container(m, "a", element.signature) { () throws(BusError) in try append(items, to: m) }
+        case .dictEntry(let key, let v):
+            guard key.type.isBasic else { throw .encoding("dict key \(key.signature) is not basic") }
+            r = try container(m, "e", key.signature + v.signature) { () throws(BusError) in
+                try append(key, to: m)
+                try append(v, to: m)
+            }
+        case .structure(let fields):
+            r = try container(m, "r", fields.map(\.signature).joined()) { () throws(BusError) in try append(fields, to: m) }
+        }
+        if r < 0 { throw .errno("append \(value.signature)", -r) }
+    }
+
+    private static func container(_ m: OpaquePointer, _ kind: Character, _ contents: String,
+                                  _ body: () throws(BusError) -> Void) throws(BusError) -> Int32 {
+        let code = CChar(UInt8(ascii: kind.unicodeScalars.first!))
+        let r = contents.withCString { sd_bus_message_open_container(m, code, $0) }
+        if r < 0 { return r }
+        try body()
+        return sd_bus_message_close_container(m)
+    }
+
+    /// Reads every remaining value at the current level. Unix fds are duplicated, so the
+    /// caller owns them after the message is released.
+    static func readAll(_ m: OpaquePointer) throws(BusError) -> [DBusValue] {
+        var out: [DBusValue] = []
+        while true {
+            var type: CChar = 0
+            var contents: UnsafePointer<CChar>? = nil
+            let r = sd_bus_message_peek_type(m, &type, &contents)
+            if r < 0 { throw .errno("peek type", -r) }
+            if r == 0 { return out }
+            out.append(try readOne(m, type: type, contents: contents.map { String(cString: $0) } ?? ""))
+        }
+    }
+
+    private static func readOne(_ m: OpaquePointer, type: CChar, contents: String) throws(BusError) -> DBusValue {
+        let scalar = Character(Unicode.Scalar(UInt8(bitPattern: type)))
+        func basic<T>(_ initial: T) throws(BusError) -> T {
+            var v = initial
+            let r = withUnsafeMutablePointer(to: &v) { sd_bus_message_read_basic(m, type, $0) }
+            if r < 0 { throw .errno("read \(scalar)", -r) }
+            return v
+        }
+        func text() throws(BusError) -> String {
+            var p: UnsafePointer<CChar>? = nil
+            let r = sd_bus_message_read_basic(m, type, &p)
+            if r < 0 { throw .errno("read \(scalar)", -r) }
+            return p.map { String(cString: $0) } ?? ""
+        }
+        switch scalar {
+        case "y": return .byte(try basic(UInt8(0)))
+        case "b": return .boolean(try basic(Int32(0)) != 0)
+        case "n": return .int16(try basic(Int16(0)))
+        case "q": return .uint16(try basic(UInt16(0)))
+        case "i": return .int32(try basic(Int32(0)))
+        case "u": return .uint32(try basic(UInt32(0)))
+        case "x": return .int64(try basic(Int64(0)))
+        case "t": return .uint64(try basic(UInt64(0)))
+        case "d": return .double(try basic(Double(0)))
+        case "h":
+            let fd = try basic(Int32(-1))
+            let owned = fcntl(fd, F_DUPFD_CLOEXEC, 3)
+            if owned < 0 { throw .errno("dup fd", errno) }
+            return .unixFD(owned)
+        case "s": return .string(try text())
+        case "o":
+            let s = try text()
+            do { return .objectPath(try ObjectPath(s)) } catch { throw .decoding("bad object path \(s)") }
+        case "g":
+            let s = try text()
+            do { return .signature(try DBusSignature(parsing: s)) } catch { throw .decoding("bad signature \(s)") }
+        case "a", "v", "r", "e":
+            let r = contents.withCString { sd_bus_message_enter_container(m, type, $0) }
+            if r < 0 { throw .errno("enter \(scalar)\(contents)", -r) }
+            let inner = try readAll(m)
+            let x = sd_bus_message_exit_container(m)
+            if x < 0 { throw .errno("exit \(scalar)", -x) }
+            switch scalar {
+            case "a":
+                let element: DBusType
+                do {
+                    // Parse as the array itself: a dict entry is only legal inside one.
+                    guard case .array(let t)? = try DBusSignature(parsing: "a" + contents).types.first else {
+                        throw BusError.decoding("array element \(contents)")
+                    }
+                    element = t
+                } catch let e as BusError { throw e } catch { throw .decoding("array element \(contents)") }
+                return .array(element: element, inner)
+            case "v":
+                guard inner.count == 1 else { throw .decoding("variant holds \(inner.count) values") }
+                return .variant(inner[0])
+            case "e":
+                guard inner.count == 2 else { throw .decoding("dict entry holds \(inner.count) values") }
+                return .dictEntry(key: inner[0], value: inner[1])
+            default:
+                return .structure(inner)
+            }
+        default:
+            throw .decoding("unknown type code \(scalar)")
+        }
+    }
+}

@@ -1,0 +1,305 @@
+import Dispatch
+import StrapDBus
+import StrapGATT
+
+public enum NotifyMode: String, Sendable {
+    /// StartNotify + PropertiesChanged(Value): the default (bleak went back to it, ble-notes §1.2).
+    case startNotify
+    /// AcquireNotify: one fd per characteristic, for high-rate streams.
+    case acquireNotify
+}
+
+public struct SensorLinkOptions: Sendable {
+    public var notifyMode: NotifyMode
+    public var policy: BackoffPolicy
+    public var timeouts: LinkTimeouts
+    /// Which services to stream; nil derives them from Device1.UUIDs.
+    public var services: [SensorService]?
+    public var readOnConnect: Bool
+
+    public init(notifyMode: NotifyMode = .startNotify, policy: BackoffPolicy = BackoffPolicy(),
+                timeouts: LinkTimeouts = LinkTimeouts(), services: [SensorService]? = nil, readOnConnect: Bool = true) {
+        self.notifyMode = notifyMode
+        self.policy = policy
+        self.timeouts = timeouts
+        self.services = services
+        self.readOnConnect = readOnConnect
+    }
+}
+
+/// Drives one SensorLinkMachine over BlueZ: turns mirror events into inputs and commands
+/// into D-Bus calls. Lives on the bus queue.
+public final class SensorLink: @unchecked Sendable {
+    public let address: String
+    public let options: SensorLinkOptions
+    private let client: BlueZClient
+    private weak var sink: (any SensorSink)?
+    private var machine: SensorLinkMachine
+    private var devicePath: ObjectPath?
+    private var timer: DispatchSourceTimer?
+    private var timerGeneration = 0
+    private var pendingSubscribes = 0
+    private var subscribeFailure: String?
+    /// Characteristic path → UUID for which a handler is attached.
+    private var subscribed: [ObjectPath: String] = [:]
+    private var sockets: [ObjectPath: NotifySocket] = [:]
+    private var epoch = 0
+    private var lastReason: String?
+    private var reportedPhase: LinkPhase = .idle
+    var discoveryHook: (@Sendable (String, Bool) -> Void)?
+
+    public var phase: LinkPhase { machine.phase }
+
+    init(address: String, options: SensorLinkOptions, client: BlueZClient, sink: any SensorSink) {
+        self.address = address.uppercased()
+        self.options = options
+        self.client = client
+        self.sink = sink
+        machine = SensorLinkMachine(policy: options.policy, timeouts: options.timeouts)
+    }
+
+    public func start() {
+        dispatchPrecondition(condition: .onQueue(client.queue))
+        refreshDevice(initial: true)
+        feed(.start)
+    }
+
+    public func stop() {
+        dispatchPrecondition(condition: .onQueue(client.queue))
+        feed(.stop)
+    }
+
+    /// Writes 0x01 to the Heart Rate Control Point (0x2A39) to reset Energy Expended.
+    public func resetEnergyExpended(_ done: @escaping BlueZClient.Completion) {
+        dispatchPrecondition(condition: .onQueue(client.queue))
+        guard let path = characteristic(GATTCharacteristic.heartRateControlPoint.uuidString)?.path else {
+            return done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.notSupported.rawValue, message: "\(address) has no heart rate control point"))))
+        }
+        client.writeValue(characteristic: path, [0x01], withResponse: true, done)
+    }
+
+    // MARK: Events from the mirror
+
+    func handle(_ event: BlueZEvent) {
+        switch event {
+        case .availability, .interfacesAdded, .interfacesRemoved:
+            refreshDevice(initial: false)
+        case .propertiesChanged(let path, let interface, let changed):
+            if interface == BlueZInterface.gattCharacteristic, let uuid = subscribed[path], let value = changed["Value"]?.bytes {
+                deliver(uuid: uuid, value: value)
+                return
+            }
+            if path == devicePath {
+                if interface == BlueZInterface.device, let connected = changed["Connected"]?.bool {
+                    if !connected {
+                        BusLog.notice("[\(address)] disconnected: \(lastReason ?? "Connected=false (no reason signal)")")
+                    }
+                    feed(.connectionChanged(connected: connected))
+                    lastReason = nil
+                }
+                if interface == BlueZInterface.battery, let pct = changed["Percentage"]?.integer.flatMap({ UInt8(exactly: $0) }) {
+                    sink?.battery(device: address, percentage: pct)
+                }
+            } else if interface == BlueZInterface.adapter, changed["Powered"] != nil {
+                refreshDevice(initial: false)
+            }
+        case .deviceDisconnected(let path, let reason, let message):
+            guard path == devicePath else { return }
+            lastReason = message.isEmpty ? reason : "\(reason) (\(message))"
+        }
+        checkReady()
+    }
+
+    private func refreshDevice(initial: Bool) {
+        let mirror = client.mirror
+        let candidates = mirror.devices(address: address).filter { d in
+            guard let adapter = d.adapter.flatMap({ mirror.adapter($0) }) else { return false }
+            return adapter.powered
+        }
+        let chosen = candidates.first(where: \.connected) ?? candidates.first
+        let wasAvailable = devicePath != nil
+        devicePath = chosen?.path
+        if let chosen { machine.bonded = chosen.bonded }
+        if initial {
+            if chosen != nil { feed(.deviceAvailable(true)) }
+            return
+        }
+        if wasAvailable != (chosen != nil) { feed(.deviceAvailable(chosen != nil)) }
+        if let chosen, chosen.connected, machine.isStarted {
+            feed(.connectionChanged(connected: true))
+        }
+    }
+
+    private func requiredUUIDs() -> [String]? {
+        guard let path = devicePath, let device = client.mirror.device(path) else { return nil }
+        let services = options.services ?? SensorService.advertised(in: device.uuids)
+        return services.map(\.measurement.uuidString)
+    }
+
+    private func characteristic(_ uuid: String) -> BlueZCharacteristic? {
+        guard let path = devicePath else { return nil }
+        return client.mirror.characteristics(of: path).first { $0.uuid == uuid }
+    }
+
+    private func measurementCharacteristics() -> [BlueZCharacteristic]? {
+        guard let path = devicePath, let required = requiredUUIDs() else { return nil }
+        let present = client.mirror.characteristics(of: path)
+        if required.isEmpty {
+            let any = present.filter { c in SensorService.allCases.contains { $0.measurement.uuidString == c.uuid } }
+            return any.isEmpty ? nil : any
+        }
+        let found = required.compactMap { uuid in present.first { $0.uuid == uuid } }
+        return found.count == required.count ? found : nil
+    }
+
+    private func checkReady() {
+        guard machine.phase == .resolving, let path = devicePath, let device = client.mirror.device(path) else { return }
+        // ServicesResolved alone is not enough (bluez#1489): the objects must be there too.
+        guard device.connected, device.servicesResolved, measurementCharacteristics() != nil else { return }
+        feed(.characteristicsReady)
+    }
+
+    private func deliver(uuid: String, value: [UInt8]) {
+        sink?.received(RawNotification(device: address, characteristic: uuid, value: value,
+                                       monotonicNanoseconds: Clock.monotonic(), wallNanoseconds: Clock.wall()))
+    }
+
+    // MARK: State machine plumbing
+
+    private func feed(_ input: LinkInput) {
+        let commands = machine.handle(input, now: Clock.monotonic())
+        for command in commands { execute(command) }
+        if machine.phase != reportedPhase {
+            BusLog.debug("[\(address)] \(reportedPhase) → \(machine.phase)")
+            reportedPhase = machine.phase
+            sink?.linkChanged(device: address, phase: machine.phase)
+        }
+        if machine.phase == .resolving { checkReady() }
+    }
+
+    private func execute(_ command: LinkCommand) {
+        switch command {
+        case .connect:
+            guard let path = devicePath else { return feed(.connectFinished(error: .deviceMissing, detail: "no device object")) }
+            client.connect(device: path, timeoutMicroseconds: options.timeouts.connect / 1000) { [weak self] result in
+                switch result {
+                case .success: self?.feed(.connectFinished(error: nil, detail: ""))
+                case .failure(let e): self?.feed(.connectFinished(error: FailureClass(e), detail: e.description))
+                }
+            }
+        case .disconnect:
+            guard let path = devicePath else { return feed(.disconnectFinished) }
+            client.disconnect(device: path) { [weak self] _ in self?.feed(.disconnectFinished) }
+        case .removeDevice:
+            guard let path = devicePath else { return }
+            client.remove(device: path) { [address] result in
+                if case .failure(let e) = result { BusLog.warning("[\(address)] RemoveDevice failed: \(e)") }
+            }
+        case .subscribe:
+            subscribe()
+        case .dropSubscriptions:
+            dropSubscriptions()
+        case .readDeviceInformation:
+            if options.readOnConnect { readDeviceInformation() }
+        case .setTimer(let deadline):
+            setTimer(deadline)
+        case .cancelTimer:
+            timer?.cancel()
+            timer = nil
+            timerGeneration += 1
+        case .wantDiscovery(let wanted):
+            discoveryHook?(address, wanted)
+        case .log(let level, let text):
+            BusLog.log(level, "[\(address)] \(text)")
+        }
+    }
+
+    private func setTimer(_ deadline: UInt64) {
+        timer?.cancel()
+        let now = Clock.monotonic()
+        let t = DispatchSource.makeTimerSource(queue: client.queue)
+        t.schedule(deadline: .now() + .nanoseconds(Int(deadline > now ? deadline - now : 0)))
+        timerGeneration += 1
+        let generation = timerGeneration
+        t.setEventHandler { @Sendable [weak self] in
+            guard let self, self.timerGeneration == generation else { return }
+            self.timer = nil
+            self.feed(.timer)
+        }
+        timer = t
+        t.resume()
+    }
+
+    private func subscribe() {
+        dropSubscriptions()
+        guard let chars = measurementCharacteristics() else { return feed(.subscribeFinished(error: "characteristics vanished")) }
+        epoch += 1
+        let current = epoch
+        pendingSubscribes = chars.count
+        subscribeFailure = nil
+        let finish: @Sendable (String?) -> Void = { [weak self] error in
+            guard let self, self.epoch == current else { return }
+            if let error, self.subscribeFailure == nil { self.subscribeFailure = error }
+            self.pendingSubscribes -= 1
+            if self.pendingSubscribes == 0 { self.feed(.subscribeFinished(error: self.subscribeFailure)) }
+        }
+        for c in chars {
+            // The handler is attached before notifications are enabled, so one sent right
+            // after the CCC write is not lost.
+            subscribed[c.path] = c.uuid
+            switch options.notifyMode {
+            case .startNotify:
+                client.startNotify(characteristic: c.path) { result in
+                    if case .failure(let e) = result { finish("StartNotify \(c.uuid): \(e)") } else { finish(nil) }
+                }
+            case .acquireNotify:
+                client.acquireNotify(characteristic: c.path) { [weak self] result in
+                    guard let self, self.epoch == current else {
+                        if case .success(let r) = result { _ = closeFD(r.fd) }
+                        return
+                    }
+                    switch result {
+                    case .success(let r):
+                        let uuid = c.uuid
+                        self.sockets[c.path] = NotifySocket(fd: r.fd, mtu: r.mtu, queue: self.client.queue,
+                            onData: { [weak self] bytes in self?.deliver(uuid: uuid, value: bytes) },
+                            onClose: { [weak self] in
+                                guard let self, self.epoch == current else { return }
+                                self.sockets[c.path] = nil
+                                // A HUP during a disconnect is followed by Connected=false; let
+                                // that arrive first, then re-subscribe only if still connected.
+                                self.client.queue.async { [weak self] in self?.feed(.notificationsStopped) }
+                            })
+                        finish(nil)
+                    case .failure(let e):
+                        finish("AcquireNotify \(c.uuid): \(e)")
+                    }
+                }
+            }
+        }
+    }
+
+    private func dropSubscriptions() {
+        epoch += 1
+        subscribed = [:]
+        for s in sockets.values { s.cancel() }
+        sockets = [:]
+    }
+
+    private func readDeviceInformation() {
+        guard let path = devicePath, let device = client.mirror.device(path) else { return }
+        if let pct = device.batteryPercentage { sink?.battery(device: address, percentage: pct) }
+        let wanted: [GATTCharacteristic] = [.batteryLevel, .bodySensorLocation, .sensorLocation, .manufacturerName, .modelNumber,
+                                            .serialNumber, .firmwareRevision, .hardwareRevision, .softwareRevision]
+        for c in wanted {
+            guard let char = characteristic(c.uuidString), char.flags.contains("read") else { continue }
+            client.readValue(characteristic: char.path) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success(let value): self.sink?.read(device: self.address, characteristic: char.uuid, value: value)
+                case .failure(let e): BusLog.info("[\(self.address)] reading \(c.name) failed: \(e)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,201 @@
+import Dispatch
+import StrapDBus
+
+/// Owns the sensor links on one BlueZClient: routes mirror events to them, runs discovery
+/// while any wanted sensor has no device object, and keeps the GattProfile1 application
+/// registered on every adapter (again after each bluetoothd restart or adapter re-add).
+public final class SensorManager: @unchecked Sendable {
+    public let client: BlueZClient
+    public let application: GattProfileApplication
+    public private(set) var links: [String: SensorLink] = [:]
+    private let sink: any SensorSink
+    private var wantsDiscovery: Set<String> = []
+    private var discovering: Set<ObjectPath> = []
+    private var registered: Set<ObjectPath> = []
+    private var discoveryRetry: DispatchSourceTimer?
+    private var discoveryBackoff = Backoff(policy: BackoffPolicy(base: 0.5, cap: 10))
+    private var agent: PairingAgent?
+    private var observer: Int?
+
+    public var queue: DispatchQueue { client.queue }
+
+    public init(client: BlueZClient, sink: any SensorSink) {
+        self.client = client
+        self.sink = sink
+        application = GattProfileApplication(bus: client.bus)
+    }
+
+    public func start() throws(BusError) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        try application.export()
+        observer = client.observe { [weak self] event in self?.handle(event) }
+        if client.available { handle(.availability(true)) }
+    }
+
+    /// Stops every link (disconnecting its sensor) and withdraws the exported objects.
+    public func stop() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for address in Array(links.keys) { remove(address: address) }
+        if let observer { client.removeObserver(observer) }
+        observer = nil
+        discoveryRetry?.cancel()
+        discoveryRetry = nil
+        application.unexport()
+        agent?.unexport()
+        agent = nil
+    }
+
+    @discardableResult
+    public func add(address: String, options: SensorLinkOptions = SensorLinkOptions()) -> SensorLink {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if let existing = links[address.uppercased()] { return existing }
+        let link = SensorLink(address: address, options: options, client: client, sink: sink)
+        link.discoveryHook = { [weak self] address, wanted in self?.discovery(for: address, wanted) }
+        links[link.address] = link
+        link.start()
+        return link
+    }
+
+    public func remove(address: String) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let link = links.removeValue(forKey: address.uppercased()) else { return }
+        link.stop()
+        discovery(for: link.address, false)
+    }
+
+    /// Stops the link and removes the device from BlueZ on every adapter (bond and GATT
+    /// cache included), like `bluetoothctl remove`.
+    public func forget(address: String, _ done: @escaping BlueZClient.Completion) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        remove(address: address)
+        removeDevices(client.mirror.devices(address: address).map(\.path)[...], firstFailure: nil, done)
+    }
+
+    private func removeDevices(_ paths: ArraySlice<ObjectPath>, firstFailure: BusError?, _ done: @escaping BlueZClient.Completion) {
+        guard let path = paths.first else { return done(firstFailure.map { .failure($0) } ?? .success(())) }
+        client.remove(device: path) { [weak self] result in
+            var failure = firstFailure
+            if case .failure(let e) = result, failure == nil { failure = e }
+            guard let self else { return done(failure.map { .failure($0) } ?? .success(())) }
+            self.removeDevices(paths.dropFirst(), firstFailure: failure, done)
+        }
+    }
+
+    // MARK: Pairing (opt-in)
+
+    /// Registers the agent if needed, pairs, then marks the device trusted.
+    public func pair(address: String, policy: PairingAgent.Policy = .acceptJustWorks, _ done: @escaping BlueZClient.Completion) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let device = client.mirror.devices(address: address).first else {
+            return done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.doesNotExist.rawValue, message: "no device \(address)"))))
+        }
+        let agent: PairingAgent
+        if let existing = self.agent {
+            agent = existing
+        } else {
+            agent = PairingAgent(bus: client.bus)
+            do throws(BusError) { try agent.export() } catch { return done(.failure(error)) }
+            self.agent = agent
+        }
+        agent.policy = policy
+        client.registerAgent(path: agent.path, capability: agent.capability) { [weak self] result in
+            guard let self else { return }
+            if case .failure(let e) = result, e.errorName != BlueZErrorName.alreadyExists.rawValue { return done(.failure(e)) }
+            self.client.pair(device: device.path) { result in
+                if case .failure(let e) = result {
+                    BusLog.warning("pairing \(address) failed: \(e)")
+                    return done(.failure(e))
+                }
+                self.client.setTrusted(device: device.path, true, done)
+            }
+        }
+    }
+
+    // MARK: Events
+
+    private func handle(_ event: BlueZEvent) {
+        switch event {
+        case .availability(let up):
+            discovering = []
+            registered = []
+            if up { client.mirror.adapters.forEach(adapterAppeared) }
+        case .interfacesAdded(let path, let names) where names.contains(BlueZInterface.adapter):
+            if let adapter = client.mirror.adapter(path) { adapterAppeared(adapter) }
+        case .interfacesRemoved(let path, let names) where names.contains(BlueZInterface.adapter):
+            BusLog.notice("adapter \(path) removed")
+            discovering.remove(path)
+            registered.remove(path)
+        case .propertiesChanged(let path, BlueZInterface.adapter, let changed):
+            if let powered = changed["Powered"]?.bool {
+                BusLog.notice("adapter \(path) powered \(powered ? "on" : "off")")
+                if !powered { discovering.remove(path) }
+                if powered { updateDiscovery() }
+            }
+            if changed["Discovering"]?.bool == false { discovering.remove(path) }
+        default:
+            break
+        }
+        for link in links.values { link.handle(event) }
+    }
+
+    private func adapterAppeared(_ adapter: BlueZAdapter) {
+        if !registered.contains(adapter.path) {
+            registered.insert(adapter.path)
+            client.registerApplication(adapter: adapter.path, root: application.root) { [weak self] result in
+                switch result {
+                case .success: BusLog.info("GattProfile1 registered on \(adapter.path) for \(self?.application.uuids ?? [])")
+                case .failure(let e):
+                    BusLog.warning("RegisterApplication on \(adapter.path) failed: \(e); auto-connect relies on strapd's own reconnects")
+                }
+            }
+        }
+        updateDiscovery()
+    }
+
+    // MARK: Discovery
+
+    private func discovery(for address: String, _ wanted: Bool) {
+        if wanted { wantsDiscovery.insert(address) } else { wantsDiscovery.remove(address) }
+        updateDiscovery()
+    }
+
+    private func updateDiscovery() {
+        guard client.available else { return }
+        let powered = client.mirror.adapters.filter(\.powered)
+        if wantsDiscovery.isEmpty {
+            for path in discovering {
+                client.stopDiscovery(adapter: path) { _ in }
+            }
+            discovering = []
+            return
+        }
+        for adapter in powered where !discovering.contains(adapter.path) {
+            discovering.insert(adapter.path)
+            BusLog.info("discovering on \(adapter.path) for \(wantsDiscovery.sorted())")
+            client.startDiscovery(adapter: adapter.path) { [weak self] result in
+                guard let self else { return }
+                switch result {
+                case .success: self.discoveryBackoff.reset()
+                case .failure(let e) where e.errorName == BlueZErrorName.inProgress.rawValue: break
+                case .failure(let e):
+                    self.discovering.remove(adapter.path)
+                    self.retryDiscovery("StartDiscovery on \(adapter.path) failed: \(e)")
+                }
+            }
+        }
+    }
+
+    private func retryDiscovery(_ why: String) {
+        let delay = discoveryBackoff.next()
+        BusLog.warning("\(why); retrying in \(delay.formatted) s")
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.schedule(deadline: .now() + delay)
+        t.setEventHandler { @Sendable [weak self] in
+            self?.discoveryRetry = nil
+            self?.updateDiscovery()
+        }
+        discoveryRetry?.cancel()
+        discoveryRetry = t
+        t.resume()
+    }
+}

@@ -1,0 +1,201 @@
+"""GATT side of the mock bluetoothd: sensor state, exported services and characteristics,
+and notification delivery (StartNotify/PropertiesChanged and AcquireNotify sockets).
+
+Every measurement notification carries a 32-bit sequence number that only advances when a
+notification is actually delivered to a subscriber (see mockbluez.py for the layouts).
+"""
+import socket
+import struct
+
+import dbus
+from gi.repository import GLib
+
+from dbusmock import mockobject
+
+DEVICE = 'org.bluez.Device1'
+ADAPTER = 'org.bluez.Adapter1'
+SERVICE = 'org.bluez.GattService1'
+CHRC = 'org.bluez.GattCharacteristic1'
+BATTERY = 'org.bluez.Battery1'
+GATT_MANAGER = 'org.bluez.GattManager1'
+OM = 'org.freedesktop.DBus.ObjectManager'
+
+
+def uuid16(short):
+    return f'0000{short:04x}-0000-1000-8000-00805f9b34fb'
+
+
+MEASUREMENT = {'hr': 0x2A37, 'csc': 0x2A5B, 'rsc': 0x2A53}
+SERVICE_OF = {'hr': 0x180D, 'csc': 0x1816, 'rsc': 0x1814}
+
+
+def payload(kind, seq):
+    if kind == 'hr':
+        return bytes([0x10, 60 + seq % 120]) + struct.pack('<HH', seq & 0xFFFF, seq >> 16)
+    if kind == 'csc':
+        return bytes([0x01]) + struct.pack('<IH', seq, (seq * 1024) & 0xFFFF)
+    return bytes([0x02]) + struct.pack('<HBI', 768, 85, seq)
+
+
+class Sensor:
+    def __init__(self, spec, state):
+        self.address = spec['address']
+        self.name = spec.get('name', 'Mock ' + spec['kind'].upper())
+        self.kind = spec['kind']
+        self.hz = spec.get('hz', 4)
+        self.in_range = True
+        self.connected = False
+        self.faults = {}
+        self.seq = state.get(self.address, 0)
+        self.notifying = False
+        self.sock = None          # our end of an AcquireNotify socketpair
+        self.gatt_paths = []
+        self.path = None
+        self.sent = self.seq
+        self.start_notify_calls = 0
+        self.acquire_calls = 0
+
+
+class GattMixin:
+    """Methods of MockBlueZ that deal with GATT; expects self.main (the dbusmock root)."""
+
+    def export_gatt(self, sensor):
+        if not sensor.connected or sensor.gatt_paths:
+            return False
+        stale = sensor.faults.get('stale_cache', False)
+        services = [(SERVICE_OF[sensor.kind], self.primary_characteristics(sensor, stale)),
+                    (0x180F, [(0x2A19, ['read', 'notify'], [87])]),
+                    (0x180A, [(0x2A29, ['read'], list(b'Strap Mock')), (0x2A24, ['read'], list(sensor.kind.encode())),
+                              (0x2A25, ['read'], list(sensor.address.encode())), (0x2A26, ['read'], list(b'1.0'))])]
+        handle = 0x0a
+        for svc_uuid, chars in services:
+            svc_path = f'{sensor.path}/service{handle:04x}'
+            svc_props = {'UUID': dbus.String(uuid16(svc_uuid), variant_level=1),
+                         'Device': dbus.ObjectPath(sensor.path, variant_level=1),
+                         'Primary': dbus.Boolean(True, variant_level=1)}
+            self.main.AddObject(svc_path, SERVICE, svc_props, [])
+            sensor.gatt_paths.append(svc_path)
+            self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(svc_path), {SERVICE: svc_props}])
+            handle += 1
+            for chr_uuid, flags, value in chars:
+                self.add_characteristic(sensor, svc_path, handle, chr_uuid, flags, value)
+                handle += 2
+        dev = self.device(sensor)
+        if BATTERY not in dev.props:
+            dev.AddProperties(BATTERY, {'Percentage': dbus.Byte(87, variant_level=1)})
+            self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}',
+                                 [dbus.ObjectPath(sensor.path), {BATTERY: dev.props[BATTERY]}])
+        return False
+
+    def primary_characteristics(self, sensor, stale):
+        chars = []
+        if not stale:
+            chars.append((MEASUREMENT[sensor.kind], ['notify'], []))
+        if sensor.kind == 'hr':
+            chars += [(0x2A38, ['read'], [1]), (0x2A39, ['write'], [])]
+        elif sensor.kind == 'csc':
+            chars += [(0x2A5C, ['read'], [3, 0])]
+        else:
+            chars += [(0x2A54, ['read'], [0, 0])]
+        return chars
+
+    def add_characteristic(self, sensor, svc_path, handle, uuid, flags, value):
+        path = f'{svc_path}/char{handle:04x}'
+        props = {'UUID': dbus.String(uuid16(uuid), variant_level=1),
+                 'Service': dbus.ObjectPath(svc_path, variant_level=1),
+                 'Value': dbus.Array(value, signature='y', variant_level=1),
+                 'Notifying': dbus.Boolean(False, variant_level=1),
+                 'Flags': dbus.Array(flags, signature='s', variant_level=1)}
+        methods = [('ReadValue', 'a{sv}', 'ay', lambda c, o: dbus.Array(c.props[CHRC]['Value'], signature='y')),
+                   ('WriteValue', 'aya{sv}', '', lambda c, v, o: self.write_value(sensor, uuid, v))]
+        if uuid == MEASUREMENT.get(sensor.kind):
+            methods += [('StartNotify', '', '', lambda c: self.start_notify(sensor, c)),
+                        ('StopNotify', '', '', lambda c: self.stop_notify(sensor, c)),
+                        ('AcquireNotify', 'a{sv}', 'hq', lambda c, o: self.acquire_notify(sensor, c))]
+            props['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
+        self.main.AddObject(path, CHRC, props, methods)
+        sensor.gatt_paths.append(path)
+        self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), {CHRC: props}])
+
+    def write_value(self, sensor, uuid, value):
+        self.events.append(('WriteValue', sensor.address, f'{uuid:04x}', list(map(int, value))))
+
+    def remove_gatt(self, sensor):
+        for path in reversed(sensor.gatt_paths):
+            iface = CHRC if '/char' in path else SERVICE
+            self.main.RemoveObject(path)
+            self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), [iface]])
+        sensor.gatt_paths = []
+
+    # ---- notifications ---------------------------------------------------------------
+
+    def start_notify(self, sensor, chrc):
+        sensor.start_notify_calls += 1
+        if sensor.sock is not None:
+            raise dbus.exceptions.DBusException('Notify acquired', name='org.bluez.Error.NotPermitted')
+        if not sensor.notifying:
+            sensor.notifying = True
+            chrc.UpdateProperties(CHRC, {'Notifying': dbus.Boolean(True, variant_level=1)})
+        # A sensor notifies as soon as its CCC is written: right after this reply.
+        GLib.idle_add(lambda: self.notify(sensor) and False)
+
+    def stop_notify(self, sensor, chrc):
+        sensor.notifying = False
+        chrc.UpdateProperties(CHRC, {'Notifying': dbus.Boolean(False, variant_level=1)})
+
+    def acquire_notify(self, sensor, chrc):
+        sensor.acquire_calls += 1
+        if sensor.notifying or sensor.sock is not None:
+            raise dbus.exceptions.DBusException('Notify already active', name='org.bluez.Error.NotPermitted')
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        sensor.sock = ours
+        fd = dbus.types.UnixFd(theirs)
+        theirs.close()
+        chrc.props[CHRC]['NotifyAcquired'] = dbus.Boolean(True, variant_level=1)
+
+        def hangup(_fd, _cond):
+            if sensor.sock is ours:
+                self.release_socket(sensor)
+            return False
+        GLib.io_add_watch(ours.fileno(), GLib.IO_HUP | GLib.IO_ERR, hangup)
+        GLib.idle_add(lambda: self.notify(sensor) and False)
+        return (fd, dbus.UInt16(23))
+
+    def release_socket(self, sensor):
+        if sensor.sock is not None:
+            sensor.sock.close()
+            sensor.sock = None
+
+    def measurement_object(self, sensor):
+        for path in sensor.gatt_paths:
+            obj = mockobject.objects.get(path)
+            if obj is not None and CHRC in obj.props and \
+                    str(obj.props[CHRC]['UUID']) == uuid16(MEASUREMENT[sensor.kind]):
+                return obj
+        return None
+
+    def notify(self, sensor):
+        if not sensor.connected:
+            return False
+        data = payload(sensor.kind, sensor.seq)
+        if sensor.sock is not None:
+            try:
+                sensor.sock.send(data)
+            except OSError:
+                self.release_socket(sensor)
+                return False
+        elif sensor.notifying:
+            chrc = self.measurement_object(sensor)
+            if chrc is None:
+                return False
+            chrc.UpdateProperties(CHRC, {'Value': dbus.Array(list(data), signature='y', variant_level=1)})
+        else:
+            return False
+        sensor.seq += 1
+        sensor.sent = sensor.seq
+        return True
+
+    def tick(self, sensor):
+        if self.streaming:
+            self.notify(sensor)
+        return True

@@ -1,0 +1,382 @@
+#!/usr/bin/python3
+"""A scriptable mock bluetoothd for strapd's BlueZ tests.
+
+python-dbusmock's bluez5 template provides the object manager, AgentManager1 and the
+adapter; this file adds what the template lacks: LE sensors with GATT services (HR, CSC,
+RSC, battery, device information), StartNotify/AcquireNotify (fd passing over a
+SOCK_SEQPACKET socketpair), GattManager1, pairing through the client's agent, and faults.
+
+Every measurement notification carries a 32-bit sequence number that only advances when a
+notification is actually delivered to a subscriber, so a test can prove nothing was lost
+or duplicated:
+  HR  (2A37): flags 0x10 (RR present), bpm, RR1 = seq & 0xffff, RR2 = seq >> 16
+  CSC (2A5B): flags 0x01, cumulative wheel revolutions = seq (uint32), event time
+  RSC (2A53): flags 0x02, speed, cadence, total distance = seq (uint32)
+
+Tests drive it through org.strapd.MockBlueZ at /strapmock (same connection, so the
+control calls and the BlueZ signals are ordered).
+
+Usage: mockbluez.py --config FILE [--state FILE]; prints "ready" once on the bus.
+"""
+import argparse
+import json
+import os
+
+import dbus
+import dbus.mainloop.glib
+import dbus.service
+from dbus.lowlevel import HANDLER_RESULT_NOT_YET_HANDLED
+from gi.repository import GLib
+
+from dbusmock import mockobject
+from dbusmock.templates import bluez5
+
+from gatt import ADAPTER, CHRC, DEVICE, GATT_MANAGER, OM, SERVICE_OF, GattMixin, Sensor, uuid16
+
+
+class Caller:
+    """dbusmock hides the sender from method code; a message filter remembers it."""
+    sender = None
+
+    @staticmethod
+    def filter(_bus, message):
+        if message.get_type() == 1:  # method call
+            Caller.sender = message.get_sender()
+        return HANDLER_RESULT_NOT_YET_HANDLED
+
+
+class MockBlueZ(GattMixin, dbus.service.Object):
+    def __init__(self, bus, main, config, state_path):
+        # dbusmock replaces dbus-python's method lookup for every object; these two
+        # attributes let it fall back to the normal lookup for this plain object.
+        self.methods = {}
+        self.interface = 'org.strapd.MockBlueZ'
+        super().__init__(bus, '/strapmock')
+        self.bus = bus
+        self.main = main
+        self.adapter_name = config.get('adapter', 'hci0')
+        self.state_path = state_path
+        state = {}
+        if state_path and os.path.exists(state_path):
+            with open(state_path) as f:
+                state = json.load(f)
+        self.sensors = {s['address']: Sensor(s, state) for s in config['sensors']}
+        self.streaming = config.get('streaming', True)
+        self.powered = True
+        self.adapter_present = False
+        self.discovery_filter = None
+        self.applications = []    # (sender, path, [uuids])
+        self.agent = None         # (sender, path, capability)
+        self.pair_results = []
+        self.events = []
+        self.add_adapter()
+        for sensor in self.sensors.values():
+            if config.get('known', True):
+                self.add_device(sensor)
+            GLib.timeout_add(max(1, int(1000 / sensor.hz)), self.tick, sensor)
+
+    # ---- adapter -------------------------------------------------------------------
+
+    def adapter_path(self):
+        return '/org/bluez/' + self.adapter_name
+
+    def add_adapter(self):
+        bluez5.AddAdapter(self.main, self.adapter_name, 'strapd-mock')
+        adapter = mockobject.objects[self.adapter_path()]
+        adapter.AddMethod(ADAPTER, 'StartDiscovery', '', '', lambda a: self.start_discovery(a))
+        adapter.AddMethod(ADAPTER, 'SetDiscoveryFilter', 'a{sv}', '', lambda a, f: self.set_filter(a, f))
+        adapter.AddMethod(ADAPTER, 'RemoveDevice', 'o', '', lambda a, p: self.remove_device(p))
+        adapter.AddMethods(GATT_MANAGER, [
+            ('RegisterApplication', 'oa{sv}', '', lambda a, p, o: self.register_application(p)),
+            ('UnregisterApplication', 'o', '', lambda a, p: None),
+        ])
+        adapter.props[ADAPTER]['Powered'] = dbus.Boolean(self.powered, variant_level=1)
+        self.adapter_present = True
+
+    def set_filter(self, adapter, flt):
+        self.discovery_filter = {str(k): (list(map(str, v)) if isinstance(v, dbus.Array) else str(v)) for k, v in flt.items()}
+        adapter.props[ADAPTER]['DiscoveryFilter'] = flt
+
+    def start_discovery(self, adapter):
+        if not self.powered:
+            raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
+        already = bool(adapter.props[ADAPTER]['Discovering'])
+        bluez5.StartDiscovery(adapter)
+        # Sensors in range show up a little later, as advertisements would, and keep
+        # showing up while discovery runs.
+        if not already:
+            GLib.timeout_add(150, self.advertise, adapter)
+
+    def advertise(self, adapter):
+        if not self.adapter_present or not self.powered or mockobject.objects.get(self.adapter_path()) is not adapter:
+            return False
+        for sensor in self.sensors.values():
+            if sensor.in_range and sensor.path is None:
+                self.add_device(sensor)
+        return bool(adapter.props[ADAPTER]['Discovering'])
+
+    def register_application(self, app_path):
+        sender = Caller.sender
+        entry = {'sender': sender, 'path': str(app_path), 'uuids': []}
+        self.applications.append(entry)
+
+        def fetched(objects):
+            for _path, ifaces in objects.items():
+                profile = ifaces.get('org.bluez.GattProfile1')
+                if profile is not None:
+                    entry['uuids'] += [str(u) for u in profile.get('UUIDs', [])]
+
+        def failed(error):
+            entry['error'] = str(error)
+
+        # BlueZ reads the application's objects after replying, over the caller's connection.
+        GLib.idle_add(lambda: self.bus.call_async(sender, app_path, OM, 'GetManagedObjects', '', [],
+                                                  fetched, failed) and False)
+
+    # ---- devices ---------------------------------------------------------------------
+
+    def add_device(self, sensor):
+        path = self.adapter_path() + '/dev_' + sensor.address.replace(':', '_')
+        uuids = [uuid16(SERVICE_OF[sensor.kind]), uuid16(0x180F), uuid16(0x180A)]
+        props = {
+            'Address': dbus.String(sensor.address, variant_level=1),
+            'AddressType': dbus.String('random', variant_level=1),
+            'Name': dbus.String(sensor.name, variant_level=1),
+            'Alias': dbus.String(sensor.name, variant_level=1),
+            'UUIDs': dbus.Array(uuids, signature='s', variant_level=1),
+            'Paired': dbus.Boolean(False, variant_level=1),
+            'Bonded': dbus.Boolean(False, variant_level=1),
+            'Connected': dbus.Boolean(False, variant_level=1),
+            'Trusted': dbus.Boolean(False, variant_level=1),
+            'Blocked': dbus.Boolean(False, variant_level=1),
+            'Adapter': dbus.ObjectPath(self.adapter_path(), variant_level=1),
+            'RSSI': dbus.Int16(-58, variant_level=1),
+            'ServicesResolved': dbus.Boolean(False, variant_level=1),
+        }
+        self.main.AddObject(path, DEVICE, props, [
+            ('Connect', '', '', lambda d: self.connect(sensor)),
+            ('Disconnect', '', '', lambda d: self.disconnect(sensor, 'org.bluez.Reason.Local', 'Connection terminated by local host')),
+            ('Pair', '', '', lambda d: self.pair(sensor)),
+            ('CancelPairing', '', '', ''),
+        ])
+        sensor.path = path
+        self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), {DEVICE: props}])
+
+    def device(self, sensor):
+        return mockobject.objects[sensor.path]
+
+    def remove_device(self, path):
+        sensor = next((s for s in self.sensors.values() if s.path == str(path)), None)
+        if sensor is None:
+            raise dbus.exceptions.DBusException('Does Not Exist', name='org.bluez.Error.DoesNotExist')
+        if sensor.connected:
+            self.disconnect(sensor, 'org.bluez.Reason.Local', 'device removed')
+        self.remove_gatt(sensor)
+        self.main.RemoveObject(sensor.path)
+        self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(sensor.path), [DEVICE]])
+        sensor.path = None
+        # Removing the device drops BlueZ's GATT cache for it.
+        sensor.faults.pop('stale_cache', None)
+        self.events.append(('RemoveDevice', sensor.address))
+
+    def connect(self, sensor):
+        self.events.append(('Connect', sensor.address))
+        if not self.powered:
+            raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
+        if sensor.faults.get('connect_abort', 0) > 0:
+            sensor.faults['connect_abort'] -= 1
+            raise dbus.exceptions.DBusException('le-connection-abort-by-local', name='org.bluez.Error.Failed')
+        if sensor.connected:
+            raise dbus.exceptions.DBusException('Already Connected', name='org.bluez.Error.AlreadyConnected')
+        self.establish(sensor)
+
+    def establish(self, sensor):
+        sensor.connected = True
+        self.device(sensor).UpdateProperties(DEVICE, {'Connected': dbus.Boolean(True, variant_level=1)})
+        GLib.idle_add(self.resolve, sensor)
+
+    def resolve(self, sensor):
+        if not sensor.connected:
+            return False
+        dev = self.device(sensor)
+        if sensor.faults.get('early_resolved', 0) > 0:
+            # bluez#1489: the property flips before the objects are exported.
+            sensor.faults['early_resolved'] -= 1
+            dev.UpdateProperties(DEVICE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+            GLib.timeout_add(400, lambda: self.export_gatt(sensor) and False)
+            return False
+        self.export_gatt(sensor)
+        dev.UpdateProperties(DEVICE, {'ServicesResolved': dbus.Boolean(True, variant_level=1)})
+        return False
+
+    # ---- connection teardown ---------------------------------------------------------
+
+    def disconnect(self, sensor, reason, message, signal=True):
+        if not sensor.connected:
+            raise dbus.exceptions.DBusException('Not Connected', name='org.bluez.Error.NotConnected')
+        sensor.connected = False
+        sensor.notifying = False
+        self.release_socket(sensor)
+        dev = self.device(sensor)
+        self.remove_gatt(sensor)
+        if signal:  # newer BlueZ only; older daemons just flip Connected
+            dev.EmitSignal(DEVICE, 'Disconnected', 'ss', [reason, message])
+        dev.UpdateProperties(DEVICE, {'ServicesResolved': dbus.Boolean(False, variant_level=1),
+                                      'Connected': dbus.Boolean(False, variant_level=1)})
+        self.events.append(('Disconnected', sensor.address, reason))
+
+    # ---- pairing ---------------------------------------------------------------------
+
+    def pair(self, sensor):
+        dev = self.device(sensor)
+        if sensor.faults.get('refuse_pairing'):
+            self.pair_results.append((sensor.address, 'refused-by-device'))
+            raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
+        if self.agent is None:
+            # BlueZ >= 5.72 without an agent (ble-notes §2.4).
+            raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
+        sender, agent_path, _capability = self.agent
+        try:
+            self.bus.call_blocking(sender, agent_path, 'org.bluez.Agent1', 'RequestAuthorization', 'o',
+                                   [dbus.ObjectPath(sensor.path)], timeout=10)
+        except dbus.exceptions.DBusException as e:
+            self.pair_results.append((sensor.address, 'rejected-by-agent:' + e.get_dbus_name()))
+            raise dbus.exceptions.DBusException('Authentication Rejected', name='org.bluez.Error.AuthenticationRejected')
+        dev.UpdateProperties(DEVICE, {'Paired': dbus.Boolean(True, variant_level=1),
+                                      'Bonded': dbus.Boolean(True, variant_level=1)})
+        self.pair_results.append((sensor.address, 'paired'))
+
+    def register_agent(self, path, capability):
+        self.agent = (Caller.sender, str(path), str(capability))
+        # Keep the template's bookkeeping, which its RequestDefaultAgent checks.
+        manager = mockobject.objects['/org/bluez']
+        if path not in manager.agent_paths:
+            manager.agent_paths.append(path)
+        manager.capabilities[str(path)] = capability
+        self.events.append(('RegisterAgent', str(path), str(capability)))
+
+    # ---- control interface for tests -------------------------------------------------
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='ssi', out_signature='')
+    def SetFault(self, address, fault, count):
+        self.sensors[str(address)].faults[str(fault)] = int(count)
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='ss', out_signature='')
+    def Drop(self, address, reason):
+        """The link drops; an empty reason imitates older BlueZ (no Disconnected signal)."""
+        self.disconnect(self.sensors[str(address)], str(reason), 'Connection timed out', signal=bool(reason))
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def AutoConnect(self, address):
+        """bluetoothd connects on its own, as a registered GattProfile1 makes it do."""
+        sensor = self.sensors[str(address)]
+        if not sensor.connected and sensor.path is not None:
+            self.establish(sensor)
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def CloseNotifyFd(self, address):
+        """BlueZ releases an acquired notification fd while the link stays up."""
+        sensor = self.sensors[str(address)]
+        self.release_socket(sensor)
+        chrc = self.measurement_object(sensor)
+        if chrc is not None:
+            chrc.props[CHRC]['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='b', out_signature='')
+    def SetStreaming(self, on):
+        self.streaming = bool(on)
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='b', out_signature='')
+    def SetPowered(self, on):
+        self.powered = bool(on)
+        if not self.powered:
+            for sensor in self.sensors.values():
+                if sensor.connected:
+                    self.disconnect(sensor, 'org.bluez.Reason.Local', 'adapter powered off')
+        adapter = mockobject.objects[self.adapter_path()]
+        adapter.UpdateProperties(ADAPTER, {'Powered': dbus.Boolean(self.powered, variant_level=1)})
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
+    def RemoveAdapter(self):
+        for sensor in self.sensors.values():
+            if sensor.connected:
+                self.disconnect(sensor, 'org.bluez.Reason.Local', 'adapter removed')
+            sensor.path = None
+        bluez5.RemoveAdapterWithDevices(self.main, self.adapter_name)
+        self.adapter_present = False
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
+    def AddAdapter(self):
+        self.add_adapter()
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
+    def EmitGarbage(self):
+        """Signals a client must survive: wrong types, missing properties, unknown paths."""
+        bogus = self.adapter_path() + '/dev_FF_FF_FF_FF_FF_FF'
+        self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(bogus), {
+            DEVICE: {'Address': dbus.Int32(5, variant_level=1), 'Connected': dbus.String('yes', variant_level=1),
+                     'UUIDs': dbus.Array([dbus.Int32(1)], signature='i', variant_level=1)}}])
+        self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath('/org/bluez/hci9/dev_00'), [DEVICE]])
+        self.main.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                             [DEVICE, {'Connected': dbus.Boolean(True, variant_level=1)}, []])
+        for sensor in self.sensors.values():
+            chrc = self.measurement_object(sensor) if sensor.path else None
+            if chrc is not None:
+                # A Value that is not "ay" must be ignored, not delivered or crashed on.
+                chrc.EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                                [CHRC, {'Value': dbus.String('garbage', variant_level=1)}, []])
+            if sensor.path:
+                self.device(sensor).EmitSignal('org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                                               [DEVICE, {'RSSI': dbus.String('loud', variant_level=1)}, ['Name']])
+        # Wrong argument count / types for ObjectManager signals.
+        self.main.EmitSignal(OM, 'InterfacesAdded', 's', ['nonsense'])
+        self.main.EmitSignal(OM, 'InterfacesRemoved', 'i', [7])
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='s')
+    def Stats(self):
+        return json.dumps({
+            'sent': {s.address: s.sent for s in self.sensors.values()},
+            'start_notify': {s.address: s.start_notify_calls for s in self.sensors.values()},
+            'acquire_notify': {s.address: s.acquire_calls for s in self.sensors.values()},
+            'connected': {s.address: s.connected for s in self.sensors.values()},
+            'filter': self.discovery_filter,
+            'applications': self.applications,
+            'agent': self.agent,
+            'pair_results': self.pair_results,
+            'events': self.events,
+        })
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
+    def Shutdown(self):
+        """bluetoothd dies: sequence numbers survive in the state file for the next run."""
+        if self.state_path:
+            with open(self.state_path, 'w') as f:
+                json.dump({s.address: s.seq for s in self.sensors.values()}, f)
+        GLib.idle_add(lambda: os._exit(0))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--config', required=True)
+    parser.add_argument('--state')
+    args = parser.parse_args()
+    with open(args.config) as f:
+        config = json.load(f)
+
+    dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+    bus = dbus.SystemBus()
+    bus.add_message_filter(Caller.filter)
+    bus_name = dbus.service.BusName('org.bluez', bus, allow_replacement=True, replace_existing=True,
+                                    do_not_queue=True)
+    main_object = mockobject.DBusMockObject(bus_name, '/', OM, {}, None, True)
+    mockobject.objects['/'] = main_object
+    main_object.AddTemplate('bluez5', None)
+    mock = MockBlueZ(bus, main_object, config, args.state)
+    mockobject.objects['/org/bluez'].AddMethod('org.bluez.AgentManager1', 'RegisterAgent', 'os', '',
+                                               lambda m, p, c: mock.register_agent(p, c))
+    print('ready', flush=True)
+    GLib.MainLoop().run()
+
+
+if __name__ == '__main__':
+    main()
