@@ -29,7 +29,7 @@ test: deps
 	scripts/test.sh
 
 torture: deps
-	swift build --build-tests
+	$(SWIFT) build --build-tests
 	STRAP_TORTURE=1 $(SWIFT) test --skip-build --disable-xctest --filter StrapStoreTests
 
 bench: deps
