@@ -155,11 +155,31 @@ final class StoreWriter: @unchecked Sendable {
 
     private func rollIfNeeded(baseTime: Millis) throws(StrapError) {
         let items = Int(nextAnchor - segment.firstAnchor)
-        guard items > 0 else { return }
+        guard items > 0 else {
+            if offset == Format.headerSize, abs(baseTime &- segment.header.baseTime) > 3_600_000 { try rebase(baseTime) }
+            return
+        }
         if items >= config.segmentMaxItems || offset >= config.segmentMaxBytes
             || Self.now() - openedAt >= config.segmentMaxAge {
             try roll(baseTime: baseTime)
         }
+    }
+
+    /// Rewrites the header of the still empty open segment with a time base near its first
+    /// sample, so record times stay short deltas (a segment created at open time takes the
+    /// wall clock, which may be far from imported or replayed samples). No record is touched.
+    private func rebase(_ baseTime: Millis) throws(StrapError) {
+        let header = SegmentHeader(storeID: storeID, firstAnchor: segment.firstAnchor, baseTime: baseTime)
+        do throws(IOError) {
+            try segment.file.pwriteAll(header.encode(), at: 0)
+            try segment.file.sync()
+        } catch {
+            throw shared.degrade(error)
+        }
+        let open = Segment(header: header, file: segment.file, indexPath: segment.indexPath, sealed: nil,
+                           indexHeader: nil, detail: nil, durableLength: Format.headerSize)
+        shared.replaceEmptyOpenSegment(open)
+        segment = open
     }
 
     /// Seals the open segment and starts the next: the old log is fsynced, the new segment

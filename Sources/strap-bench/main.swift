@@ -3,6 +3,7 @@ import Foundation
 
 let sections: [any BenchSection.Type] = [
     // one line per section; keep this list sorted by name
+    StoreBench.self,
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
