@@ -162,22 +162,25 @@ enum RecordCodec {
             var end = start
             if tag & hasDuration != 0 { guard let d = r.zigzag() else { return false }; end = start &+ d }
             let anchor = firstAnchor + UInt64(i)
-            var sample = Sample(type: st.type, value: value, start: start, end: end, device: st.device,
-                                uuid: uuids.uuid(for: anchor), anchor: anchor)
+            var sample = Sample(uuid: uuids.uuid(for: anchor), anchor: anchor, type: st.type, value: value,
+                                start: start, end: end, device: st.device)
             if tag & hasExtras != 0 {
                 guard let x = r.blob() else { return false }
+                var metadata: [String: String] = [:], beats: [Double] = []
                 let ok = x.withUnsafeBytes { raw -> Bool in
                     var xr = ByteReader(raw)
                     guard let n = xr.varint(), n < 1 << 20 else { return false }
                     for _ in 0..<n {
                         guard let k = xr.string(), let v = xr.string() else { return false }
-                        sample.metadata[k] = v
+                        metadata[k] = v
                     }
                     guard let nb = xr.varint(), nb < 1 << 20 else { return false }
-                    for _ in 0..<nb { guard let b = xr.f64() else { return false }; sample.beats.append(b) }
+                    for _ in 0..<nb { guard let b = xr.f64() else { return false }; beats.append(b) }
                     return true
                 }
                 if !ok { return false }
+                sample = Sample(type: st.type, value: value, start: start, end: end, device: st.device,
+                                metadata: metadata, beats: beats, uuid: sample.uuid, anchor: anchor)
             }
             if !visit(sample, st.id) { return true }
         }

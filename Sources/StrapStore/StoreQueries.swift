@@ -4,7 +4,7 @@ import StrapModel
 /// One item met while walking the log in anchor order.
 enum LogItem {
     case sample(Sample)
-    case workout(Workout)
+    indirect case workout(Workout)
     /// The `index`-th entry of a tombstone: `target` was deleted, its type code (0 = workout).
     case deletion(anchor: UInt64, target: UInt64, typeCode: UInt8)
 }
@@ -13,7 +13,7 @@ extension Store {
     /// Walks durable items with anchor in [from, snapshot end) in anchor order, across
     /// segments, skipping damaged records of sealed segments (reported). `visit` returns false
     /// to stop. Returns the last anchor examined (from - 1 when none).
-    @discardableResult
+    @discardableResult @inline(__always)
     func walk(from: UInt64, snapshot snap: Published, segments: [Segment]? = nil,
               wantSamples: Bool = true, visit: (LogItem) -> Bool) -> UInt64 {
         let end = snap.durableNext
@@ -165,6 +165,7 @@ extension Store {
         if let limit, limit <= 0 { throw .badRequest("limit must be positive") }
         let from = max(anchor + 1, snap.oldest)
         var added: [StoredObject] = []
+        added.reserveCapacity(min(limit ?? 4096, Int(snap.durableNext - min(from, snap.durableNext)) + 1, 1 << 20))
         var deleted: [DeletedObject] = []
         var count = 0
         var lastReturned: UInt64 = 0
