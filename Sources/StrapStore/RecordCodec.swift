@@ -146,24 +146,30 @@ enum RecordCodec {
     @inline(__always)
     static func decodeSamples(_ r: inout ByteReader, count: Int, firstAnchor: UInt64, segmentBase: Millis,
                               streams: [StreamDef?], uuids: UUIDScheme,
-                              visit: (Sample, Int) -> Bool) -> Bool {
+                              visit: (consuming Sample, Int) -> Bool) -> Bool {
         guard let base = r.zigzag() else { return false }
         var start = segmentBase &+ base
-        var stream: StreamDef? = nil
+        // The current stream's device is held unretained: `streams` keeps it alive, and a
+        // retain/release pair per sample was a third of catch-up time.
+        var device: Unmanaged<Device>? = nil
+        var type = QuantityType.heartRate
+        var streamID = 0
         for i in 0..<count {
             guard let tag = r.u8() else { return false }
             if tag & hasStream != 0 {
                 guard let id = r.varint(), id < UInt64(streams.count), let s = streams[Int(id)] else { return false }
-                stream = s
+                device = Unmanaged.passUnretained(s.device)
+                type = s.type
+                streamID = s.id
             }
-            guard let st = stream, let delta = r.zigzag(),
+            guard let dev = device, let delta = r.zigzag(),
                   let value = ValueCoding.read((tag >> modeShift) & 3, from: &r) else { return false }
             start &+= delta
             var end = start
             if tag & hasDuration != 0 { guard let d = r.zigzag() else { return false }; end = start &+ d }
             let anchor = firstAnchor + UInt64(i)
-            var sample = Sample(uuid: uuids.uuid(for: anchor), anchor: anchor, type: st.type, value: value,
-                                start: start, end: end, device: st.device)
+            var sample = Sample(uuid: uuids.uuid(for: anchor), anchor: anchor, type: type, value: value,
+                                start: start, end: end, device: dev.takeUnretainedValue())
             if tag & hasExtras != 0 {
                 guard let x = r.blob() else { return false }
                 var metadata: [String: String] = [:], beats: [Double] = []
@@ -179,10 +185,10 @@ enum RecordCodec {
                     return true
                 }
                 if !ok { return false }
-                sample = Sample(type: st.type, value: value, start: start, end: end, device: st.device,
+                sample = Sample(type: type, value: value, start: start, end: end, device: dev.takeUnretainedValue(),
                                 metadata: metadata, beats: beats, uuid: sample.uuid, anchor: anchor)
             }
-            if !visit(sample, st.id) { return true }
+            if !visit(consume sample, streamID) { return true }
         }
         return true
     }

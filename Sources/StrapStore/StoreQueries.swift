@@ -15,7 +15,15 @@ extension Store {
     /// to stop. Returns the last anchor examined (from - 1 when none).
     @discardableResult @inline(__always)
     func walk(from: UInt64, snapshot snap: Published, segments: [Segment]? = nil,
-              wantSamples: Bool = true, visit: (LogItem) -> Bool) -> UInt64 {
+              wantSamples: Bool = true, visit: (consuming LogItem) -> Bool) -> UInt64 {
+        walk(from: from, snapshot: snap, segments: segments, wantSamples: wantSamples,
+             sample: { visit(.sample($0)) }, other: visit)
+    }
+
+    /// As above, with samples handed over directly (the catch-up path: no wrapping copy).
+    @discardableResult @inline(__always)
+    func walk(from: UInt64, snapshot snap: Published, segments: [Segment]? = nil, wantSamples: Bool = true,
+              sample onSample: (consuming Sample) -> Bool, other visit: (consuming LogItem) -> Bool) -> UInt64 {
         let end = snap.durableNext
         var last = from &- 1
         var stopped = false
@@ -44,10 +52,11 @@ extension Store {
                         let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: a,
                                                            segmentBase: seg.header.baseTime,
                                                            streams: detail.streams, uuids: uuids) { s, _ in
-                            if s.anchor < from { return true }
-                            if s.anchor >= end { stopped = true; return false }
-                            last = s.anchor
-                            if !visit(.sample(s)) { stopped = true; return false }
+                            let a = s.anchor
+                            if a < from { return true }
+                            if a >= end { stopped = true; return false }
+                            last = a
+                            if !onSample(consume s) { stopped = true; return false }
                             return true
                         }
                         if !ok {
@@ -170,13 +179,24 @@ extension Store {
         var count = 0
         var lastReturned: UInt64 = 0
         let wantsWorkouts = types?.contains(.workout) ?? true
-        let last = walk(from: from, snapshot: snap) { item in
-            switch item {
-            case .sample(let s):
-                if let types, !types.contains(.quantity(s.type)) { return true }
-                if snap.deleted.contains(s.anchor) { return true }
-                if let p, !p.matches(s) { return true }
-                added.append(.sample(s)); lastReturned = s.anchor
+        // Per-sample checks without hashing or copying the predicate.
+        var allowed = [Bool](repeating: types == nil, count: 256)
+        for case .quantity(let q) in types ?? [] { allowed[Int(q.code)] = true }
+        let pred = p ?? .all
+        let filtering = p != nil
+        let noDeletions = snap.deleted.isEmpty
+        let last = walk(from: from, snapshot: snap, sample: { s in
+            if !allowed[Int(s.type.code)] { return true }
+            if !noDeletions && snap.deleted.contains(s.anchor) { return true }
+            if filtering && !pred.matches(s) { return true }
+            lastReturned = s.anchor
+            added.append(.sample(s))
+            count += 1
+            return limit.map { count < $0 } ?? true
+        }, other: { item in
+            switch consume item {
+            case .sample:
+                return true
             case .workout(let w):
                 guard wantsWorkouts, !snap.deleted.contains(w.anchor) else { return true }
                 added.append(.workout(w)); lastReturned = w.anchor
@@ -187,7 +207,7 @@ extension Store {
             }
             count += 1
             return limit.map { count < $0 } ?? true
-        }
+        })
         let reachedLimit = limit.map { count >= $0 } ?? false
         // Continue after what was examined; if the limit stopped us, exactly after the last item.
         let next = reachedLimit ? lastReturned : max(anchor, min(last, snap.durableNext - 1), from &- 1)
