@@ -39,18 +39,30 @@ extension Store {
                 continue
             }
             let buf = map.buffer
-            var cp = Checkpoint(offset: Format.headerSize, anchor: seg.firstAnchor)
+            var cp = Checkpoint(offset: Format.headerSize, anchor: seg.firstAnchor,
+                                chain: Chain(time: seg.header.baseTime, stream: -1))
             if let c = detail.checkpoints.last(where: { $0.anchor <= from }) { cp = c }
             while !stopped {
-                let r = SegmentScan.walk(buf, offset: cp.offset, anchor: cp.anchor, end: buf.count) { rec, a in
+                var chain = cp.chain
+                var undecodable: Int? = nil
+                var r = SegmentScan.walk(buf, offset: cp.offset, anchor: cp.anchor, end: buf.count) { rec, a in
                     if a >= end { stopped = true; return false }
-                    if a + UInt64(rec.items) <= from { return true }
                     var pr = ByteReader(buf, from: rec.payload.lowerBound, to: rec.payload.upperBound)
+                    if a + UInt64(rec.items) <= from {
+                        // Before the wanted range: only the samples chain has to follow along.
+                        if rec.kind == RecordKind.samples.rawValue, !RecordCodec.advanceChain(&pr, chain: &chain) {
+                            undecodable = rec.start; return false
+                        }
+                        return true
+                    }
                     switch RecordKind(rawValue: rec.kind) {
                     case .samples:
-                        guard wantSamples else { last = a + UInt64(rec.items) - 1; return true }
-                        let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: a,
-                                                           segmentBase: seg.header.baseTime,
+                        guard wantSamples else {
+                            last = a + UInt64(rec.items) - 1
+                            if !RecordCodec.advanceChain(&pr, chain: &chain) { undecodable = rec.start; return false }
+                            return true
+                        }
+                        let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: a, chain: &chain,
                                                            streams: detail.streams, uuids: uuids) { s, _ in
                             let a = s.anchor
                             if a < from { return true }
@@ -59,9 +71,7 @@ extension Store {
                             if !onSample(consume s) { stopped = true; return false }
                             return true
                         }
-                        if !ok {
-                            shared.report("\(Format.segmentName(seg.firstAnchor)): undecodable record at byte \(rec.start); skipped")
-                        }
+                        if !ok && !stopped { undecodable = rec.start; return false }
                     case .tombstone:
                         guard let ranges = RecordCodec.decodeTombstone(&pr) else { break }
                         var k = a
@@ -88,6 +98,7 @@ extension Store {
                     if !stopped, rec.items > 0 { last = max(last, a + UInt64(rec.items) - 1) }
                     return !stopped
                 }
+                if let u = undecodable, !stopped { r.offset = u; r.stop = .damaged }
                 if stopped || r.stop == .end { break }
                 // A damaged record inside the readable region: report, resync at the next checkpoint.
                 shared.report("\(Format.segmentName(seg.firstAnchor)): damaged record at byte \(r.offset); skipped")
