@@ -4,13 +4,14 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test bench fuzz fuzz-ci demo install clean
+.PHONY: help deps build release test torture bench fuzz fuzz-ci demo install clean
 
 help:
 	@echo "make deps      install the Debian packages strapd needs (idempotent)"
 	@echo "make build     debug build"
 	@echo "make release   release build"
 	@echo "make test      the whole test suite (what .ci/run runs)"
+	@echo "make torture   the store's crash/corruption tests at full counts (STRAP_TORTURE=1)"
 	@echo "make demo      the main job: see README"
 	@echo "make bench     strap-bench, every section, release build"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
@@ -26,6 +27,10 @@ release: deps
 
 test: deps
 	scripts/test.sh
+
+torture: deps
+	$(SWIFT) build --build-tests
+	STRAP_TORTURE=1 $(SWIFT) test --skip-build --disable-xctest --filter StrapStoreTests
 
 bench: deps
 	$(SWIFT) build -c release --product strap-bench

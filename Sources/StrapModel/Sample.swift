@@ -10,9 +10,20 @@ public struct Sample: Sendable, Hashable {
     public var start: Millis
     public var end: Millis
     public var device: Device
-    public var metadata: [String: String]
+    /// Metadata and beats live in one optional box: most samples have neither, and then a
+    /// copy of a sample costs one retain (its device) instead of three.
+    @usableFromInline var extras: SampleExtras?
+
+    public var metadata: [String: String] {
+        get { extras?.metadata ?? [:] }
+        set { extras = SampleExtras.make(newValue, beats) }
+    }
+
     /// Reconstructed beat times (seconds since `start`) of a heartbeat series; empty otherwise.
-    public var beats: [Double]
+    public var beats: [Double] {
+        get { extras?.beats ?? [] }
+        set { extras = SampleExtras.make(metadata, newValue) }
+    }
 
     public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil,
                 device: Device, metadata: [String: String] = [:], beats: [Double] = [],
@@ -24,12 +35,44 @@ public struct Sample: Sendable, Hashable {
         self.start = start
         self.end = end ?? start
         self.device = device
-        self.metadata = metadata
-        self.beats = beats
+        extras = SampleExtras.make(metadata, beats)
+    }
+
+    /// The decoder's path: no metadata or beats, inlinable across modules so that decoding a
+    /// million samples does not pay a call per sample.
+    @inlinable
+    public init(uuid: UUID, anchor: UInt64, type: QuantityType, value: Double, start: Millis, end: Millis, device: Device) {
+        self.uuid = uuid
+        self.anchor = anchor
+        self.type = type
+        self.value = value
+        self.start = start
+        self.end = end
+        self.device = device
+        extras = nil
     }
 
     public var startDate: Date { Date(millis: start) }
     public var endDate: Date { Date(millis: end) }
+}
+
+/// Immutable storage of a sample's rarely present parts.
+@usableFromInline
+final class SampleExtras: Sendable, Hashable {
+    let metadata: [String: String]
+    let beats: [Double]
+
+    private init(_ m: [String: String], _ b: [Double]) { metadata = m; beats = b }
+
+    static func make(_ m: [String: String], _ b: [Double]) -> SampleExtras? {
+        m.isEmpty && b.isEmpty ? nil : SampleExtras(m, b)
+    }
+
+    @usableFromInline static func == (a: SampleExtras, b: SampleExtras) -> Bool {
+        a.metadata == b.metadata && a.beats == b.beats
+    }
+
+    @usableFromInline func hash(into h: inout Hasher) { h.combine(metadata); h.combine(beats) }
 }
 
 extension Sample: Codable {
@@ -57,12 +100,13 @@ extension Sample: Codable {
         uuid = try c.decodeIfPresent(UUID.self, forKey: .uuid) ?? UUID()
         anchor = try c.decodeIfPresent(UInt64.self, forKey: .anchor) ?? 0
         type = try c.decode(QuantityType.self, forKey: .type)
-        beats = try c.decodeIfPresent([Double].self, forKey: .beats) ?? []
+        let beats = try c.decodeIfPresent([Double].self, forKey: .beats) ?? []
         value = try c.decodeIfPresent(Double.self, forKey: .value) ?? Double(beats.count)
         start = try c.decodeTime(.start)
         end = c.contains(.end) ? try c.decodeTime(.end) : start
         device = try c.decode(Device.self, forKey: .device)
-        metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        let metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        extras = SampleExtras.make(metadata, beats)
     }
 }
 
@@ -80,7 +124,7 @@ public struct DeletedObject: Codable, Sendable, Hashable {
 /// What an anchored query returns as added: samples and workouts, in anchor order.
 public enum StoredObject: Sendable, Hashable, Codable {
     case sample(Sample)
-    case workout(Workout)
+    indirect case workout(Workout)
 
     public var anchor: UInt64 {
         switch self {

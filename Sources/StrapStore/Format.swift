@@ -76,13 +76,14 @@ struct SegmentHeader: Equatable {
     }
 }
 
-/// Record frame: varint body length, CRC-32 of the body (LE u32), body = kind, varint item
-/// count (anchors the record consumes), payload.
+/// Record frame: varint body length, CRC-32 of the body (LE u32), body = kind byte (top bit:
+/// exactly one item), varint item count (anchors the record consumes) unless that bit is set,
+/// payload.
 enum Frame {
     static func append(kind: RecordKind, items: Int, payload: [UInt8], to w: inout ByteWriter) {
         var body = ByteWriter(capacity: payload.count + 6)
-        body.u8(kind.rawValue)
-        body.varint(UInt64(items))
+        // One-item records (a 1 Hz sample each) say so in the kind byte's top bit.
+        if items == 1 { body.u8(kind.rawValue | 0x80) } else { body.u8(kind.rawValue); body.varint(UInt64(items)) }
         body.bytes += payload
         w.varint(UInt64(body.bytes.count))
         w.u32(crc32(body.bytes))
@@ -113,7 +114,12 @@ enum Frame {
         guard bodyEnd <= end else { return .incomplete }
         guard crc32(UnsafeRawBufferPointer(rebasing: buf[bodyStart..<bodyEnd])) == crc else { return .damaged }
         var b = ByteReader(buf, from: bodyStart, to: bodyEnd)
-        guard let kind = b.u8(), let items = b.varint(), items < 1 << 40 else { return .damaged }
-        return .record(Parsed(kind: kind, items: Int(items), start: pos, payload: b.pos..<bodyEnd, next: bodyEnd))
+        guard let k = b.u8() else { return .damaged }
+        let items: UInt64
+        if k & 0x80 != 0 { items = 1 } else {
+            guard let n = b.varint(), n < 1 << 40 else { return .damaged }
+            items = n
+        }
+        return .record(Parsed(kind: k & 0x7f, items: Int(items), start: pos, payload: b.pos..<bodyEnd, next: bodyEnd))
     }
 }

@@ -79,6 +79,14 @@ enum ValueCoding {
     }
 }
 
+/// What a samples record is decoded against: the first start time and the first stream of the
+/// previous samples record in the segment (or the header's base time and no stream). A 1 Hz
+/// sample then costs a two-byte time delta and no stream id.
+struct Chain: Sendable, Equatable {
+    var time: Millis
+    var stream: Int
+}
+
 enum RecordCodec {
     // Sample tag bits.
     static let hasStream: UInt8 = 0x01
@@ -112,11 +120,14 @@ enum RecordCodec {
     }
 
     /// Encodes samples (with their segment-local stream ids) as one `samples` payload.
-    static func encodeSamples(_ items: ArraySlice<(stream: Int, sample: Sample)>, segmentBase: Millis,
+    static func encodeSamples(_ items: ArraySlice<(stream: Int, sample: Sample)>, chain: inout Chain,
                               into w: inout ByteWriter) {
-        var prevStream = -1
-        var prevStart = items.first!.sample.start
-        w.zigzag(prevStart &- segmentBase)
+        let first = items.first!
+        var prevStream = chain.stream
+        var prevStart = first.sample.start
+        w.zigzag(prevStart &- chain.time)
+        chain = Chain(time: first.sample.start, stream: first.stream)
+        var isFirst = true
         for (stream, s) in items {
             let (mode, bits) = ValueCoding.mode(s.value)
             var tag = mode << modeShift
@@ -126,7 +137,8 @@ enum RecordCodec {
             if extras { tag |= hasExtras }
             w.u8(tag)
             if stream != prevStream { w.varint(UInt64(stream)); prevStream = stream }
-            w.zigzag(s.start &- prevStart)
+            if !isFirst { w.zigzag(s.start &- prevStart) }
+            isFirst = false
             prevStart = s.start
             ValueCoding.write(mode, bits, to: &w)
             if s.end != s.start { w.zigzag(s.end &- s.start) }
@@ -144,43 +156,72 @@ enum RecordCodec {
     /// Decodes a `samples` payload of `count` samples; returns false when malformed.
     /// `visit` returns false to stop early.
     @inline(__always)
-    static func decodeSamples(_ r: inout ByteReader, count: Int, firstAnchor: UInt64, segmentBase: Millis,
+    static func decodeSamples(_ r: inout ByteReader, count: Int, firstAnchor: UInt64, chain: inout Chain,
                               streams: [StreamDef?], uuids: UUIDScheme,
-                              visit: (Sample, Int) -> Bool) -> Bool {
+                              visit: (consuming Sample, Int) -> Bool) -> Bool {
         guard let base = r.zigzag() else { return false }
-        var start = segmentBase &+ base
-        var stream: StreamDef? = nil
+        var start = chain.time &+ base
+        // The current stream's device is held unretained: `streams` keeps it alive, and a
+        // retain/release pair per sample was a third of catch-up time.
+        var device: Unmanaged<Device>? = nil
+        var type = QuantityType.heartRate
+        var streamID = chain.stream
+        if streamID >= 0 {
+            guard streamID < streams.count, let s = streams[streamID] else { return false }
+            device = Unmanaged.passUnretained(s.device)
+            type = s.type
+        }
         for i in 0..<count {
             guard let tag = r.u8() else { return false }
             if tag & hasStream != 0 {
                 guard let id = r.varint(), id < UInt64(streams.count), let s = streams[Int(id)] else { return false }
-                stream = s
+                device = Unmanaged.passUnretained(s.device)
+                type = s.type
+                streamID = s.id
             }
-            guard let st = stream, let delta = r.zigzag(),
-                  let value = ValueCoding.read((tag >> modeShift) & 3, from: &r) else { return false }
-            start &+= delta
+            guard let dev = device else { return false }
+            if i == 0 {
+                chain = Chain(time: start, stream: streamID)
+            } else {
+                guard let delta = r.zigzag() else { return false }
+                start &+= delta
+            }
+            guard let value = ValueCoding.read((tag >> modeShift) & 3, from: &r) else { return false }
             var end = start
             if tag & hasDuration != 0 { guard let d = r.zigzag() else { return false }; end = start &+ d }
             let anchor = firstAnchor + UInt64(i)
-            var sample = Sample(type: st.type, value: value, start: start, end: end, device: st.device,
-                                uuid: uuids.uuid(for: anchor), anchor: anchor)
+            var sample = Sample(uuid: uuids.uuid(for: anchor), anchor: anchor, type: type, value: value,
+                                start: start, end: end, device: dev.takeUnretainedValue())
             if tag & hasExtras != 0 {
                 guard let x = r.blob() else { return false }
+                var metadata: [String: String] = [:], beats: [Double] = []
                 let ok = x.withUnsafeBytes { raw -> Bool in
                     var xr = ByteReader(raw)
                     guard let n = xr.varint(), n < 1 << 20 else { return false }
                     for _ in 0..<n {
                         guard let k = xr.string(), let v = xr.string() else { return false }
-                        sample.metadata[k] = v
+                        metadata[k] = v
                     }
                     guard let nb = xr.varint(), nb < 1 << 20 else { return false }
-                    for _ in 0..<nb { guard let b = xr.f64() else { return false }; sample.beats.append(b) }
+                    for _ in 0..<nb { guard let b = xr.f64() else { return false }; beats.append(b) }
                     return true
                 }
                 if !ok { return false }
+                sample = Sample(type: type, value: value, start: start, end: end, device: dev.takeUnretainedValue(),
+                                metadata: metadata, beats: beats, uuid: sample.uuid, anchor: anchor)
             }
-            if !visit(sample, st.id) { return true }
+            if !visit(consume sample, streamID) { return true }
         }
+        return true
+    }
+
+    /// Moves `chain` past a samples record without decoding its samples (records skipped by a
+    /// reader that starts mid-segment).
+    static func advanceChain(_ r: inout ByteReader, chain: inout Chain) -> Bool {
+        guard let base = r.zigzag(), let tag = r.u8() else { return false }
+        var stream = chain.stream
+        if tag & hasStream != 0 { guard let id = r.varint(), id < 1 << 20 else { return false }; stream = Int(id) }
+        chain = Chain(time: chain.time &+ base, stream: stream)
         return true
     }
 

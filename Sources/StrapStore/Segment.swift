@@ -63,7 +63,7 @@ final class Segment: Sendable {
             if d == nil {
                 report("\(indexPath): index detail damaged, rebuilt from the segment")
                 if let map = try? MappedFile(file, length: sealed!.length) {
-                    var b = SegmentBuilder(firstAnchor: firstAnchor)
+                    var b = SegmentBuilder(header: header)
                     _ = SegmentScan.recover(map.buffer, header: header, into: &b)
                     d = b.detail()
                 }
@@ -105,30 +105,40 @@ enum SegmentScan {
                         into b: inout SegmentBuilder) -> (offset: Int, anchor: UInt64, stop: Stop) {
         let uuids = UUIDScheme(storeID: header.storeID)
         var bad = false
+        var chain = b.chain
+        var pending: [(Sample, Int)] = []
         var r = walk(buf, offset: Format.headerSize, anchor: header.firstAnchor, end: buf.count) { rec, anchor in
-            b.recordStart(offset: rec.start, anchor: anchor)
+            // Nothing of a record reaches the builder unless all of it decodes.
             var pr = ByteReader(buf, from: rec.payload.lowerBound, to: rec.payload.upperBound)
+            let before = chain
             switch RecordKind(rawValue: rec.kind) {
             case .stream:
                 guard let s = RecordCodec.decodeStream(&pr) else { bad = true; return false }
+                b.recordStart(offset: rec.start, anchor: anchor, chain: before)
                 b.addStream(s)
             case .samples:
-                var added = 0
+                pending.removeAll(keepingCapacity: true)
+                var c = chain
                 let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: anchor,
-                                                   segmentBase: header.baseTime, streams: b.streams,
+                                                   chain: &c, streams: b.streams,
                                                    uuids: uuids) { s, stream in
-                    b.add(s, stream: stream); added += 1; return true
+                    pending.append((s, stream)); return true
                 }
-                guard ok, added == rec.items else { bad = true; return false }
+                guard ok, pending.count == rec.items else { bad = true; return false }
+                b.recordStart(offset: rec.start, anchor: anchor, chain: before)
+                for (s, stream) in pending { b.add(s, stream: stream) }
+                chain = c
             case .tombstone:
                 guard let ranges = RecordCodec.decodeTombstone(&pr) else { bad = true; return false }
+                b.recordStart(offset: rec.start, anchor: anchor, chain: before)
                 b.addTombstone(ranges)
             case .workout, .none:
-                break
+                b.recordStart(offset: rec.start, anchor: anchor, chain: before)
             }
             return true
         }
         if bad { r.stop = .damaged }
+        b.chain = chain
         b.finish(nextAnchor: r.anchor, length: r.offset)
         return r
     }

@@ -4,6 +4,8 @@ import StrapModel
 struct Checkpoint: Sendable, Equatable {
     var offset: Int
     var anchor: UInt64
+    /// The samples chain in effect at this record.
+    var chain: Chain
 }
 
 struct MinuteRollup: Sendable, Equatable {
@@ -35,17 +37,20 @@ struct SegmentBuilder {
     var summary: SegmentSummary
     var streams: [StreamDef?] = []
     var checkpoints: [Checkpoint] = []
+    /// The chain after the last record.
+    var chain: Chain
     private var lastCheckpoint = -Format.checkpointEvery
     private var minutes: [[Int64: Aggregate]] = []
     private var current: [(minute: Int64, agg: Aggregate)] = []
 
-    init(firstAnchor: UInt64) {
-        summary = SegmentSummary(firstAnchor: firstAnchor, nextAnchor: firstAnchor, length: Format.headerSize)
+    init(header: SegmentHeader) {
+        summary = SegmentSummary(firstAnchor: header.firstAnchor, nextAnchor: header.firstAnchor, length: Format.headerSize)
+        chain = Chain(time: header.baseTime, stream: -1)
     }
 
-    mutating func recordStart(offset: Int, anchor: UInt64) {
+    mutating func recordStart(offset: Int, anchor: UInt64, chain: Chain) {
         if offset - lastCheckpoint >= Format.checkpointEvery {
-            checkpoints.append(Checkpoint(offset: offset, anchor: anchor))
+            checkpoints.append(Checkpoint(offset: offset, anchor: anchor, chain: chain))
             lastCheckpoint = offset
         }
     }
@@ -102,9 +107,11 @@ enum IndexFile {
             if let st { det.u8(1); det.blob(RecordCodec.encodeStream(st)) } else { det.u8(0) }
         }
         det.varint(UInt64(d.checkpoints.count))
-        var prev = Checkpoint(offset: 0, anchor: s.firstAnchor)
+        var prev = Checkpoint(offset: 0, anchor: s.firstAnchor, chain: Chain(time: 0, stream: -1))
         for c in d.checkpoints {
-            det.varint(UInt64(c.offset - prev.offset)); det.varint(c.anchor - prev.anchor); prev = c
+            det.varint(UInt64(c.offset - prev.offset)); det.varint(c.anchor - prev.anchor)
+            det.zigzag(c.chain.time &- prev.chain.time); det.varint(UInt64(c.chain.stream + 1))
+            prev = c
         }
         det.varint(UInt64(d.rollups.count))
         for r in d.rollups {
@@ -203,10 +210,12 @@ enum IndexFile {
                 d.streams.append(s)
             }
             guard let nc = r.varint() else { return nil }
-            var prev = Checkpoint(offset: 0, anchor: first)
+            var prev = Checkpoint(offset: 0, anchor: first, chain: Chain(time: 0, stream: -1))
             for _ in 0..<nc {
-                guard let o = r.varint(), let a = r.varint() else { return nil }
-                prev = Checkpoint(offset: prev.offset + Int(o), anchor: prev.anchor + a)
+                guard let o = r.varint(), let a = r.varint(), let t = r.zigzag(), let st = r.varint(), st < 1 << 20
+                else { return nil }
+                prev = Checkpoint(offset: prev.offset + Int(o), anchor: prev.anchor + a,
+                                  chain: Chain(time: prev.chain.time &+ t, stream: Int(st) - 1))
                 d.checkpoints.append(prev)
             }
             guard let nr = r.varint() else { return nil }

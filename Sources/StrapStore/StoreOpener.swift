@@ -49,7 +49,7 @@ struct StoreOpener {
                 continue
             }
             let map = try MappedFile(file, length: size)
-            var b = SegmentBuilder(firstAnchor: first)
+            var b = SegmentBuilder(header: header)
             let r = SegmentScan.recover(map.buffer, header: header, into: &b)
             var detail = b.detail()
             if isLast {
@@ -88,7 +88,7 @@ struct StoreOpener {
             let seg = Segment(header: header, file: file, indexPath: dir + "/" + Format.indexName(nextAnchor),
                               sealed: nil, indexHeader: nil, detail: nil, durableLength: Format.headerSize)
             segments.append(seg)
-            open = (seg, SegmentBuilder(firstAnchor: nextAnchor), Format.headerSize)
+            open = (seg, SegmentBuilder(header: header), Format.headerSize)
         }
         let (seg, builder, offset) = open!
         let published = Published(segments: segments, durableNext: builder.summary.nextAnchor,

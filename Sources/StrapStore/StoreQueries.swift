@@ -4,7 +4,7 @@ import StrapModel
 /// One item met while walking the log in anchor order.
 enum LogItem {
     case sample(Sample)
-    case workout(Workout)
+    indirect case workout(Workout)
     /// The `index`-th entry of a tombstone: `target` was deleted, its type code (0 = workout).
     case deletion(anchor: UInt64, target: UInt64, typeCode: UInt8)
 }
@@ -13,9 +13,17 @@ extension Store {
     /// Walks durable items with anchor in [from, snapshot end) in anchor order, across
     /// segments, skipping damaged records of sealed segments (reported). `visit` returns false
     /// to stop. Returns the last anchor examined (from - 1 when none).
-    @discardableResult
+    @discardableResult @inline(__always)
     func walk(from: UInt64, snapshot snap: Published, segments: [Segment]? = nil,
-              wantSamples: Bool = true, visit: (LogItem) -> Bool) -> UInt64 {
+              wantSamples: Bool = true, visit: (consuming LogItem) -> Bool) -> UInt64 {
+        walk(from: from, snapshot: snap, segments: segments, wantSamples: wantSamples,
+             sample: { visit(.sample($0)) }, other: visit)
+    }
+
+    /// As above, with samples handed over directly (the catch-up path: no wrapping copy).
+    @discardableResult @inline(__always)
+    func walk(from: UInt64, snapshot snap: Published, segments: [Segment]? = nil, wantSamples: Bool = true,
+              sample onSample: (consuming Sample) -> Bool, other visit: (consuming LogItem) -> Bool) -> UInt64 {
         let end = snap.durableNext
         var last = from &- 1
         var stopped = false
@@ -31,28 +39,39 @@ extension Store {
                 continue
             }
             let buf = map.buffer
-            var cp = Checkpoint(offset: Format.headerSize, anchor: seg.firstAnchor)
+            var cp = Checkpoint(offset: Format.headerSize, anchor: seg.firstAnchor,
+                                chain: Chain(time: seg.header.baseTime, stream: -1))
             if let c = detail.checkpoints.last(where: { $0.anchor <= from }) { cp = c }
             while !stopped {
-                let r = SegmentScan.walk(buf, offset: cp.offset, anchor: cp.anchor, end: buf.count) { rec, a in
+                var chain = cp.chain
+                var undecodable: Int? = nil
+                var r = SegmentScan.walk(buf, offset: cp.offset, anchor: cp.anchor, end: buf.count) { rec, a in
                     if a >= end { stopped = true; return false }
-                    if a + UInt64(rec.items) <= from { return true }
                     var pr = ByteReader(buf, from: rec.payload.lowerBound, to: rec.payload.upperBound)
+                    if a + UInt64(rec.items) <= from {
+                        // Before the wanted range: only the samples chain has to follow along.
+                        if rec.kind == RecordKind.samples.rawValue, !RecordCodec.advanceChain(&pr, chain: &chain) {
+                            undecodable = rec.start; return false
+                        }
+                        return true
+                    }
                     switch RecordKind(rawValue: rec.kind) {
                     case .samples:
-                        guard wantSamples else { last = a + UInt64(rec.items) - 1; return true }
-                        let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: a,
-                                                           segmentBase: seg.header.baseTime,
-                                                           streams: detail.streams, uuids: uuids) { s, _ in
-                            if s.anchor < from { return true }
-                            if s.anchor >= end { stopped = true; return false }
-                            last = s.anchor
-                            if !visit(.sample(s)) { stopped = true; return false }
+                        guard wantSamples else {
+                            last = a + UInt64(rec.items) - 1
+                            if !RecordCodec.advanceChain(&pr, chain: &chain) { undecodable = rec.start; return false }
                             return true
                         }
-                        if !ok {
-                            shared.report("\(Format.segmentName(seg.firstAnchor)): undecodable record at byte \(rec.start); skipped")
+                        let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: a, chain: &chain,
+                                                           streams: detail.streams, uuids: uuids) { s, _ in
+                            let a = s.anchor
+                            if a < from { return true }
+                            if a >= end { stopped = true; return false }
+                            last = a
+                            if !onSample(consume s) { stopped = true; return false }
+                            return true
                         }
+                        if !ok && !stopped { undecodable = rec.start; return false }
                     case .tombstone:
                         guard let ranges = RecordCodec.decodeTombstone(&pr) else { break }
                         var k = a
@@ -79,6 +98,7 @@ extension Store {
                     if !stopped, rec.items > 0 { last = max(last, a + UInt64(rec.items) - 1) }
                     return !stopped
                 }
+                if let u = undecodable, !stopped { r.offset = u; r.stop = .damaged }
                 if stopped || r.stop == .end { break }
                 // A damaged record inside the readable region: report, resync at the next checkpoint.
                 shared.report("\(Format.segmentName(seg.firstAnchor)): damaged record at byte \(r.offset); skipped")
@@ -165,17 +185,29 @@ extension Store {
         if let limit, limit <= 0 { throw .badRequest("limit must be positive") }
         let from = max(anchor + 1, snap.oldest)
         var added: [StoredObject] = []
+        added.reserveCapacity(min(limit ?? 4096, Int(snap.durableNext - min(from, snap.durableNext)) + 1, 1 << 20))
         var deleted: [DeletedObject] = []
         var count = 0
         var lastReturned: UInt64 = 0
         let wantsWorkouts = types?.contains(.workout) ?? true
-        let last = walk(from: from, snapshot: snap) { item in
-            switch item {
-            case .sample(let s):
-                if let types, !types.contains(.quantity(s.type)) { return true }
-                if snap.deleted.contains(s.anchor) { return true }
-                if let p, !p.matches(s) { return true }
-                added.append(.sample(s)); lastReturned = s.anchor
+        // Per-sample checks without hashing or copying the predicate.
+        var allowed = [Bool](repeating: types == nil, count: 256)
+        for case .quantity(let q) in types ?? [] { allowed[Int(q.code)] = true }
+        let pred = p ?? .all
+        let filtering = p != nil
+        let noDeletions = snap.deleted.isEmpty
+        let last = walk(from: from, snapshot: snap, sample: { s in
+            if !allowed[Int(s.type.code)] { return true }
+            if !noDeletions && snap.deleted.contains(s.anchor) { return true }
+            if filtering && !pred.matches(s) { return true }
+            lastReturned = s.anchor
+            added.append(.sample(s))
+            count += 1
+            return limit.map { count < $0 } ?? true
+        }, other: { item in
+            switch consume item {
+            case .sample:
+                return true
             case .workout(let w):
                 guard wantsWorkouts, !snap.deleted.contains(w.anchor) else { return true }
                 added.append(.workout(w)); lastReturned = w.anchor
@@ -186,7 +218,7 @@ extension Store {
             }
             count += 1
             return limit.map { count < $0 } ?? true
-        }
+        })
         let reachedLimit = limit.map { count >= $0 } ?? false
         // Continue after what was examined; if the limit stopped us, exactly after the last item.
         let next = reachedLimit ? lastReturned : max(anchor, min(last, snap.durableNext - 1), from &- 1)

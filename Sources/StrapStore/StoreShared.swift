@@ -49,6 +49,12 @@ final class StoreShared: Sendable {
         wakeAll()
     }
 
+    func replaceEmptyOpenSegment(_ open: Segment) {
+        published.withLock { s in
+            if let i = s.segments.lastIndex(where: { $0.firstAnchor == open.firstAnchor }) { s.segments[i] = open }
+        }
+    }
+
     // MARK: health
 
     func degrade(_ e: IOError) -> StrapError {

@@ -71,18 +71,19 @@ final class StoreWriter: @unchecked Sendable {
         }
 
         var w = ByteWriter(capacity: samples.count * 6 + 64)
-        var recordStarts: [(Int, UInt64)] = []
+        var recordStarts: [(Int, UInt64, Chain)] = []
+        var chain = builder.chain
         for s in newStreams {
-            recordStarts.append((w.bytes.count, nextAnchor))
+            recordStarts.append((w.bytes.count, nextAnchor, chain))
             Frame.append(kind: .stream, items: 0, payload: RecordCodec.encodeStream(s), to: &w)
         }
         var i = 0
         let chunk = max(1, config.recordMaxSamples)
         while i < pairs.count {
             let j = min(pairs.count, i + chunk)
-            recordStarts.append((w.bytes.count, nextAnchor + UInt64(i)))
+            recordStarts.append((w.bytes.count, nextAnchor + UInt64(i), chain))
             var payload = ByteWriter(capacity: (j - i) * 5 + 8)
-            RecordCodec.encodeSamples(pairs[i..<j], segmentBase: segment.header.baseTime, into: &payload)
+            RecordCodec.encodeSamples(pairs[i..<j], chain: &chain, into: &payload)
             Frame.append(kind: .samples, items: j - i, payload: payload.bytes, to: &w)
             i = j
         }
@@ -92,7 +93,8 @@ final class StoreWriter: @unchecked Sendable {
             builder.addStream(s)
             streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
         }
-        for (off, a) in recordStarts { builder.recordStart(offset: offset + off, anchor: a) }
+        for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
+        builder.chain = chain
         let first = nextAnchor
         for (k, p) in pairs.enumerated() {
             var s = p.sample
@@ -109,7 +111,7 @@ final class StoreWriter: @unchecked Sendable {
         var w = ByteWriter()
         Frame.append(kind: .tombstone, items: items, payload: RecordCodec.encodeTombstone(ranges), to: &w)
         try write(w.bytes)
-        builder.recordStart(offset: offset, anchor: nextAnchor)
+        builder.recordStart(offset: offset, anchor: nextAnchor, chain: builder.chain)
         builder.addTombstone(ranges)
         let first = nextAnchor
         advance(bytes: w.bytes.count, items: items, newStreams: false)
@@ -121,7 +123,7 @@ final class StoreWriter: @unchecked Sendable {
         var w = ByteWriter()
         Frame.append(kind: .workout, items: 1, payload: RecordCodec.encodeWorkout(workout), to: &w)
         try write(w.bytes)
-        builder.recordStart(offset: offset, anchor: nextAnchor)
+        builder.recordStart(offset: offset, anchor: nextAnchor, chain: builder.chain)
         let first = nextAnchor
         advance(bytes: w.bytes.count, items: 1, newStreams: false)
         return first
@@ -155,11 +157,32 @@ final class StoreWriter: @unchecked Sendable {
 
     private func rollIfNeeded(baseTime: Millis) throws(StrapError) {
         let items = Int(nextAnchor - segment.firstAnchor)
-        guard items > 0 else { return }
+        guard items > 0 else {
+            if offset == Format.headerSize, abs(baseTime &- segment.header.baseTime) > 3_600_000 { try rebase(baseTime) }
+            return
+        }
         if items >= config.segmentMaxItems || offset >= config.segmentMaxBytes
             || Self.now() - openedAt >= config.segmentMaxAge {
             try roll(baseTime: baseTime)
         }
+    }
+
+    /// Rewrites the header of the still empty open segment with a time base near its first
+    /// sample, so record times stay short deltas (a segment created at open time takes the
+    /// wall clock, which may be far from imported or replayed samples). No record is touched.
+    private func rebase(_ baseTime: Millis) throws(StrapError) {
+        let header = SegmentHeader(storeID: storeID, firstAnchor: segment.firstAnchor, baseTime: baseTime)
+        do throws(IOError) {
+            try segment.file.pwriteAll(header.encode(), at: 0)
+            try segment.file.sync()
+        } catch {
+            throw shared.degrade(error)
+        }
+        let open = Segment(header: header, file: segment.file, indexPath: segment.indexPath, sealed: nil,
+                           indexHeader: nil, detail: nil, durableLength: Format.headerSize)
+        shared.replaceEmptyOpenSegment(open)
+        segment = open
+        builder = SegmentBuilder(header: header)
     }
 
     /// Seals the open segment and starts the next: the old log is fsynced, the new segment
@@ -195,7 +218,7 @@ final class StoreWriter: @unchecked Sendable {
         } catch {
             throw shared.degrade(error)
         }
-        builder = SegmentBuilder(firstAnchor: nextAnchor)
+        builder = SegmentBuilder(header: header)
         offset = Format.headerSize
         streamIDs = [:]
         lastStream = nil

@@ -99,4 +99,36 @@ import StrapModel
             try store.samples(matching: .workout(UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,1))))
         }
     }
+
+    @Test func randomStartAnchorsAcrossCheckpointsAndSegments() throws {
+        let dir = TempDir()
+        var cfg = config(dir)
+        cfg.segmentMaxItems = 60_000
+        let store = try Store.open(cfg)
+        var rng = SystemRandomNumberGenerator()
+        var expected: [Sample] = []
+        var i = 0
+        while i < 150_000 {
+            // Mixed record sizes and interleaved streams, so chains and checkpoints get exercised.
+            let n = Bool.random(using: &rng) ? 1 : Int.random(in: 2...900, using: &rng)
+            var batch = Fixtures.heartRate(count: n, start: Fixtures.t0 + Millis(i) * 1000, offset: i)
+            for k in batch.indices where (i + k) % 3 == 0 { batch[k].device = Fixtures.tickr }
+            if i % 7 == 0 { batch[0].value = 1.0 / 3.0 }
+            expected += try store.append(batch)
+            i += n
+        }
+        store.close()
+        let reopened = try Store.open(cfg)
+        #expect(reopened.status.segments >= 3)
+        for _ in 0..<150 {
+            let a = UInt64.random(in: 0..<UInt64(expected.count), using: &rng)
+            let r = try reopened.anchored(anchor: a, limit: 40)
+            let want = Array(expected[Int(a)..<min(expected.count, Int(a) + 40)])
+            if r.added.compactMap(\.sample) != want {
+                Issue.record("from anchor \(a): got \(r.added.count) items, first \(String(describing: r.added.first?.anchor))")
+                return
+            }
+        }
+        #expect(try reopened.samples(matching: .device(.id, Fixtures.tickr.id)).count == expected.filter { $0.device == Fixtures.tickr }.count)
+    }
 }
