@@ -1,22 +1,53 @@
 #!/usr/bin/env bash
-# The main job, for now: decode real-world packets offline with strapctl, the way a user
-# pastes them from btmon. (When the daemon lands this becomes the live simulated demo.)
+# The main job: strapd on simulated sensors (real GATT bytes through the real pipeline),
+# watched live with strapctl, then statistics of what was recorded. No root, no hardware.
+#   DEMO_SECONDS=20 (how long to watch)   DEMO_SENSORS=3 (simulated sensors)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+SECS=${DEMO_SECONDS:-20}
+SENSORS=${DEMO_SENSORS:-3}
+echo "building strapd and strapctl..."
+swift build --product strapd >/dev/null
 swift build --product strapctl >/dev/null
-S=.build/debug/strapctl
-show() { printf '\n$ strapctl decode %s\n' "$*"; "$S" decode "$@" || printf '(exit %d)\n' "$?"; }
-echo "strapd demo — offline GATT decoding (no daemon, no Bluetooth needed)"
-show 2a37 16 4a 3e 03                       # HR 74 bpm, contact detected, one RR interval
-show heart-rate-measurement 19 4a 00 2c 01 3e 03 00 04  # uint16 HR, energy expended, two RR
-show 2a37 10 48 00 04 07                    # dangling odd octet: kept what is whole, warned
-show 2a5b 03 10 00 00 00 00 04 05 00 00 08  # CSC wheel + crank counters
-show 2a53 07 00 02 b4 64 00 10 27 00 00     # RSC running 2 m/s, 180/min, stride 1 m, 1 km
-show 2a19 64                                # battery 100 %
-show 2a38 01                                # body sensor location: chest
-show 2a19 ff                                # invalid: battery above 100
-printf '\n$ strapctl decode csc-measurement --sequence ... --circumference 2.105\n'
-"$S" decode csc-measurement --sequence \
-  "03 feffffff 00f8 feff 00f8" "03 00000000 00fc ffff 00fc" "03 02000000 0000 0000 0000" \
-  "03 02000000 0000 0000 0000" "03 02000000 0000 0000 0000" "03 02000000 0000 0000 0000" \
-  --circumference 2.105
+BIN=.build/debug
+DIR=$(mktemp -d /tmp/strapd-demo.XXXXXX)
+SOCK=$DIR/strapd.sock
+cleanup() {
+  [ -n "${PID:-}" ] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+"$BIN/strapd" --simulate="$SENSORS" --state-dir "$DIR/state" --socket "$SOCK" \
+  --set daemon.socket_group= --log-level notice 2> "$DIR/strapd.log" &
+PID=$!
+for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] || { echo "strapd did not start:"; cat "$DIR/strapd.log"; exit 1; }
+export STRAPD_SOCKET=$SOCK
+
+echo
+echo "== strapd --simulate=$SENSORS running (state in $DIR); watching live for ${SECS}s"
+timeout --foreground "$SECS" "$BIN/strapctl" live || true
+echo
+echo "== strapctl devices"
+"$BIN/strapctl" devices
+echo
+echo "== strapctl stats (what was recorded)"
+for spec in "heartRate average" "heartRate maximum" "cyclingSpeed average" "cyclingCadence average" \
+            "cyclingDistance sum" "runningSpeed average" "runningDistance sum"; do
+  set -- $spec
+  printf '%-16s %-8s ' "$1" "$2"
+  "$BIN/strapctl" stats --type "$1" --option "$2" 2>&1 | tr '\n' ' ' || true
+  echo
+done
+echo
+echo "== heart rate per minute (a statistics collection)"
+"$BIN/strapctl" stats --type heartRate --option average --interval 1m --from -2m --to now || true
+echo
+echo "== strapctl status"
+"$BIN/strapctl" status
+kill -TERM "$PID"; wait "$PID" 2>/dev/null || true
+PID=
+echo
+echo "== strapd log"
+cat "$DIR/strapd.log"

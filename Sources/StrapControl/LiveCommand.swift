@@ -93,10 +93,14 @@ public struct LiveView {
                     let t = beats.compactMap { v -> Double? in
                         switch v { case .double(let d): d; case .int(let i): Double(i); default: nil }
                     }
-                    let intervals = zip(t.dropFirst(), t).map { Int((($0 - $1) * 1000).rounded()) }
+                    // Offsets count from the beat before the first interval, so each RR is the
+                    // difference of consecutive offsets, the first one from 0 (docs/protocol.md).
+                    let intervals = zip(t, [0] + t).map { Int((($0 - $1) * 1000).rounded()) }
                     if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
                 }
-            case "sensorContact": state.contact = value.map { $0 > 0 ? "detected" : "notDetected" }
+            case "sensorContact":
+                // SensorContact's stored codes: 0 notSupported, 1 notDetected, 2 detected.
+                state.contact = value.map { $0 >= 2 ? "detected" : $0 >= 1 ? "notDetected" : "notSupported" }
             case "batteryLevel": state.battery = value.map { Int($0) }
             case "cyclingSpeed", "runningSpeed": state.speed = value.map { ($0, "m/s") }
             case "cyclingCadence": state.cadence = value.map { ($0, "rpm") }
