@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main job, for now: decode real-world packets offline with strapctl, the way a user
-# pastes them from btmon. (When the daemon lands this becomes the live simulated demo.)
+# Offline decoding demo: real-world packets decoded with strapctl, the way a user pastes
+# them from btmon. No daemon and no Bluetooth needed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift build --product strapctl >/dev/null
