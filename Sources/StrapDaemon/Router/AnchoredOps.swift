@@ -61,12 +61,13 @@ extension RequestRouter {
             }
             quantities = q
         }
-        if session.grants.readableTypes != nil, workouts {
+        if workouts, !session.grants.readsWorkouts {
             throw WireError(.notAuthorized, "not authorized to read workouts")
         }
         guard let readable = try session.grants.readable(asked: quantities) else { return nil }
         var out = Set(readable.map(ObjectType.quantity))
-        if workouts { out.insert(.workout) }
+        // Unnamed types mean every readable type, workouts included when granted.
+        if workouts || (names == nil && session.grants.readsWorkouts) { out.insert(.workout) }
         return out
     }
 
