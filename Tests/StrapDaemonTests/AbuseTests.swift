@@ -154,3 +154,26 @@ func waitFor(tries: Int = 500, _ condition: () -> Bool) throws -> Bool {
     }
     return condition()
 }
+
+@Suite struct PipeliningTests {
+    @Test func aFloodOfPipelinedQueriesIsAnsweredOnceEachWithBusyBeyondTheLimit() throws {
+        let h = try RouterHarness(routerConfiguration: .init(maximumPendingRequests: 4))
+        defer { h.close() }
+        try h.store.append(heartRates(500))
+        try h.store.sync()
+        let c = try h.client()
+        var burst: [UInt8] = []
+        for i in 0..<300 { burst += Array(#"{"id":\#(i),"op":"samples.query","limit":200}"#.utf8) + [0x0A] }
+        try c.sendRaw(burst)
+        var answered: [Int64: String] = [:]
+        while answered.count < 300 {
+            let m = try c.readMessage()!
+            let id = m.int("id")!
+            #expect(answered[id] == nil)
+            answered[id] = m.isOK ? "ok" : m.errorCode
+        }
+        #expect(Set(answered.values).isSubset(of: ["ok", "busy"]))
+        #expect(answered.values.contains("ok"))
+        #expect(try c.call(#"{"id":"later","op":"status"}"#).isOK)
+    }
+}

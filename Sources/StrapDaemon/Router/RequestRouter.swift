@@ -20,11 +20,16 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         public var followPageLimit: Int
         public var defaultScanTimeout: Double
         public var maximumScanTimeout: Double
+        /// Requests of one connection being worked on at once; more are answered `busy`, so a
+        /// client pipelining thousands of queries cannot queue unbounded work and replies.
+        public var maximumPendingRequests: Int
 
         public init(maximumReplyBytes: Int = 2 << 20, followPageLimit: Int = 256,
-                    defaultScanTimeout: Double = 10, maximumScanTimeout: Double = 300) {
+                    defaultScanTimeout: Double = 10, maximumScanTimeout: Double = 300,
+                    maximumPendingRequests: Int = 32) {
             self.maximumReplyBytes = maximumReplyBytes
             self.followPageLimit = followPageLimit
+            self.maximumPendingRequests = maximumPendingRequests
             self.defaultScanTimeout = defaultScanTimeout
             self.maximumScanTimeout = maximumScanTimeout
         }
@@ -111,6 +116,11 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         guard session.grants.permits(operation.permission) else {
             session.connection.write(Reply.failure(id: request.id, error: WireError(.notAuthorized,
                 "\(request.op) needs the \(operation.permission) grant")))
+            return
+        }
+        if session.pendingReplies >= configuration.maximumPendingRequests {
+            session.connection.write(Reply.failure(id: request.id, error: WireError(.busy,
+                "\(session.pendingReplies) requests of this connection are still being answered; wait for their replies")))
             return
         }
         if request.op != "cancel", session.streams[request.id] != nil {
