@@ -14,24 +14,35 @@ enum LiveCommand {
         if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }
         let client = try ctx.connect(timeout: nil)
         _ = try CommandContext.result(of: try client.call(request))
+        let redrawing = ctx.sink.isTerminal && !ctx.json
+        // On a terminal, reads time out now and then so a throttled update is drawn anyway.
+        if redrawing { client.setTimeout(0.25) }
         var view = LiveView()
-        var drawn = 0
+        var drawn = redrawing ? redraw(view.render(), previous: 0, ctx.sink) : 0
         var lastDraw = 0.0
-        while let m = try client.readMessage() {
+        var dirty = false
+        while true {
+            let result = Result { () throws(ClientError) -> JSONObject? in try client.readMessage() }
+            if case .failure(.timedOut) = result, redrawing {
+                if dirty { drawn = redraw(view.render(), previous: drawn, ctx.sink); dirty = false; lastDraw = monotonicSeconds() }
+                continue
+            }
+            guard let m = try result.get() else { throw ClientError.closed }
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
             guard let kind = m.string("event") else { continue }
             let line = view.apply(kind, m.object("data") ?? JSONObject())
-            if ctx.sink.isTerminal {
-                // Redraw at most ten times a second; a flood must not flood the terminal.
+            if redrawing {
+                // At most ten frames a second: a flood of samples must not flood the terminal.
+                dirty = true
                 let now = monotonicSeconds()
                 guard now - lastDraw >= 0.1 else { continue }
                 lastDraw = now
+                dirty = false
                 drawn = redraw(view.render(), previous: drawn, ctx.sink)
             } else if let line {
                 ctx.sink.print(line)
             }
         }
-        throw ClientError.closed
     }
 
     /// Moves up over the previous frame and overwrites it line by line.

@@ -283,6 +283,12 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         #expect(r.errorCode == "anchorExpired")
         guard case .object(let e)? = r["error"], case .object(let data)? = e["data"] else { Issue.record("no data"); return }
         #expect(data.int("oldestAnchor") == Int64(oldest) - 1)
+        // The same with follow: the error is the reply, and no stream is left behind.
+        let c = try h.client()
+        #expect(try c.call(#"{"id":2,"op":"samples.anchored","anchor":1,"follow":true}"#).errorCode == "anchorExpired")
+        #expect(try c.call(#"{"id":2,"op":"cancel"}"#).errorCode == "notFound")
+        let resumed = try c.call(#"{"id":3,"op":"samples.anchored","anchor":\#(oldest - 1)}"#)
+        #expect(resumed.isOK && resumed.result.int("anchor") ?? 0 >= Int64(oldest) - 1)
     }
 
     @Test func deviceServiceFailuresMapToUnavailableBusyInternal() throws {
