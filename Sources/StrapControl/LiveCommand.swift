@@ -100,7 +100,11 @@ public struct LiveView {
                 if let value { state.history.append((time, value)) }
                 state.history.removeAll { $0.0 < latest - 60_000 }
             case "heartbeatSeries":
-                if case .array(let beats)? = data["beats"] {
+                // The raw intervals (1/1024 s) are exact; beat times are reconstructed.
+                if let raw = data.object("metadata")?.string("rr") {
+                    let intervals = raw.split(separator: ",").compactMap { Int($0) }.map { ($0 * 1000 + 512) / 1024 }
+                    if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
+                } else if case .array(let beats)? = data["beats"] {
                     let t = beats.compactMap { v -> Double? in
                         switch v { case .double(let d): d; case .int(let i): Double(i); default: nil }
                     }
