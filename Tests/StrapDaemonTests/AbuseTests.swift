@@ -51,13 +51,15 @@ import StrapWire
             try follower.send(#"{"id":2,"op":"samples.anchored","limit":10,"follow":true}"#)
             let query = try h.client()
             try query.send(#"{"id":3,"op":"samples.query"}"#)
+            let subscriber = try h.client()
+            #expect(try subscriber.call(#"{"id":4,"op":"live.subscribe"}"#).isOK)
             // Dropped without reading: the replies race the close.
         }
         let survivor = try h.client()
         #expect(try survivor.call(#"{"id":1,"op":"samples.query","limit":5}"#).result.objects("samples").count == 5)
         // Every stream of the vanished clients was ended with its connection.
         #expect(try waitFor { h.onServerQueue { h.server.connectionCount } == 1 })
-        #expect(h.router.liveSubscriberCount == 0)
+        #expect(try waitFor { h.router.liveSubscriberCount == 0 })
     }
 
     @Test func aThousandConcurrentClients() throws {

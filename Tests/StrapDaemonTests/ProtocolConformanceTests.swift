@@ -303,7 +303,7 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         #expect(end.event == "error" && end.data.string("code") == "unavailable")
     }
 
-    @Test func halfClosedClientGetsEveryReplyThenEOF() throws {
+    @Test func halfClosedClientGetsEveryReplyItsStreamsEndThenEOF() throws {
         let h = try RouterHarness()
         defer { h.close() }
         try h.store.append(heartRates(50))
@@ -311,14 +311,18 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         let c = try h.client()
         try c.send(#"{"id":1,"op":"samples.query"}"#)
         try c.send(#"{"id":2,"op":"status"}"#)
+        try c.send(#"{"id":4,"op":"live.subscribe"}"#)
+        try c.send(#"{"id":5,"op":"samples.anchored","follow":true}"#)
         try c.sendRaw(Array(#"{"id":3,"op":"devices.list"}"#.utf8))  // last line without newline
         c.shutdownWrite()
-        var ids: Set<Int64> = []
+        var ids: Set<Int64> = [], cancelled: Set<Int64> = []
         while let m = try c.readMessage() {
+            if m.event == "cancelled" { cancelled.insert(m.int("id") ?? -1); continue }
             #expect(m.isOK)
             if let id = m.int("id") { ids.insert(id) }
         }
-        #expect(ids == [1, 2, 3])
+        // Every request answered, the streams ended, then EOF.
+        #expect(ids == [1, 2, 3, 4, 5] && cancelled == [4, 5])
     }
 }
 

@@ -82,9 +82,15 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         handle(request, in: session)
     }
 
+    /// The client shut down its write side. Its streams end now (with `cancelled`): reading
+    /// has stopped, so a peer that closed completely would otherwise only be noticed at the
+    /// next write, and a quiet stream might never write. Pending replies are still sent.
     public func connectionInputEnded(_ connection: Connection) {
         guard let session = sessions[connection.id] else { return connection.finish() }
         session.inputEnded = true
+        let streams = session.streams
+        session.streams.removeAll()
+        for stream in streams.values { stream.cancel(notify: true) }
         finishIfIdle(session)
     }
 
@@ -184,7 +190,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         finishIfIdle(session)
     }
 
-    /// After a half-close: close once every read request is answered and no stream is open.
+    /// After a half-close: close once every request read is answered.
     func finishIfIdle(_ session: ClientSession) {
         if session.inputEnded, session.pendingReplies == 0, session.streams.isEmpty {
             session.connection.finish()
