@@ -26,7 +26,9 @@ extension RequestRouter {
             var next: UInt64?
             let bytes: [UInt8]
             do throws(StrapError) {
-                let page = try store.anchored(types: types, predicate: predicate, anchor: anchor, limit: limit)
+                // A reply holds at most maximumReplyBytes anyway; reading far more than that
+                // from the store would only be thrown away.
+                let page = try store.anchored(types: types, predicate: predicate, anchor: anchor, limit: min(limit, 20_000))
                 let (body, continueFrom) = Self.encodePage(page, budget: budget)
                 next = continueFrom
                 bytes = Reply.success(id: id, resultJSON: body)
