@@ -28,6 +28,7 @@ enum LiveCommand {
                 continue
             }
             guard let m = try result.get() else { throw ClientError.closed }
+            if m.string("event") == "shutdown" { throw ClientError.shuttingDown }
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
             guard let kind = m.string("event") else { continue }
             let line = view.apply(kind, m.object("data") ?? JSONObject())

@@ -102,3 +102,12 @@ import StrapWire
         #expect(LiveView.sparkline([], end: 0) == "")
     }
 }
+
+@Suite struct ClientErrorTests {
+    @Test func messagesAndExitCodes() {
+        #expect(ClientError.notRunning("/x.sock").description == "strapd is not running (no socket at /x.sock)")
+        #expect(ClientError.notRunning("/x.sock").exitCode == ExitCode.unreachable)
+        #expect(ClientError.permissionDenied("/x.sock").exitCode == ExitCode.notAuthorized)
+        #expect(ClientError.shuttingDown.exitCode == ExitCode.unreachable && ClientError.closed.exitCode == ExitCode.unreachable)
+    }
+}
