@@ -132,7 +132,16 @@ public struct LiveView {
             default: break
             }
             devices[address] = state
-            return "\(address) \(data.string("change") ?? "change") \(data.string("contact") ?? data.int("battery").map { "\($0)%" } ?? "")"
+            let change = data.string("change") ?? "change"
+            let detail: String? = switch change {
+            case "contact": data.string("contact")
+            case "battery": data.int("battery").map { "\($0)%" }
+            case "bodySensorLocation", "sensorLocation": data.string("location")
+            case "identity": [data.string("manufacturer"), data.string("model"), data.string("serial"), data.string("firmware")]
+                .compactMap { $0 }.joined(separator: " ")
+            default: nil
+            }
+            return "\(address) \(change)" + (detail.map { " \($0)" } ?? "")
         case "link":
             let address = data.string("address") ?? "?"
             var state = self.state(address, name: nil)
