@@ -23,6 +23,8 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
     case io(String)
     /// The daemon closed the connection before answering.
     case closed
+    /// The daemon is stopping: it ended the stream with a `shutdown` event.
+    case shuttingDown
     case timedOut
     case malformed(String)
 
@@ -32,6 +34,7 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
         case .permissionDenied(let path): "permission denied connecting to \(path) (are you in the strapd group?)"
         case .io(let m): m
         case .closed: "strapd closed the connection"
+        case .shuttingDown: "strapd is shutting down"
         case .timedOut: "timed out waiting for strapd"
         case .malformed(let m): "unreadable reply from strapd: \(m)"
         }

@@ -82,6 +82,8 @@ enum DaemonCommands {
                     ctx.sink.print("\(data.string("address") ?? "?")  \(data.string("name") ?? "(no name)")  " +
                                    "\(data.int("rssi").map { "\($0) dBm" } ?? "-")  \(services)")
                 }
+            case "shutdown":
+                throw ClientError.shuttingDown
             case "finished", "cancelled":
                 if !ctx.json { ctx.sink.print("\(data.int("count") ?? 0) device(s) found") }
                 return ExitCode.success

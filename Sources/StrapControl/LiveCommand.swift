@@ -14,24 +14,36 @@ enum LiveCommand {
         if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }
         let client = try ctx.connect(timeout: nil)
         _ = try CommandContext.result(of: try client.call(request))
+        let redrawing = ctx.sink.isTerminal && !ctx.json
+        // On a terminal, reads time out now and then so a throttled update is drawn anyway.
+        if redrawing { client.setTimeout(0.25) }
         var view = LiveView()
-        var drawn = 0
+        var drawn = redrawing ? redraw(view.render(), previous: 0, ctx.sink) : 0
         var lastDraw = 0.0
-        while let m = try client.readMessage() {
+        var dirty = false
+        while true {
+            let result = Result { () throws(ClientError) -> JSONObject? in try client.readMessage() }
+            if case .failure(.timedOut) = result, redrawing {
+                if dirty { drawn = redraw(view.render(), previous: drawn, ctx.sink); dirty = false; lastDraw = monotonicSeconds() }
+                continue
+            }
+            guard let m = try result.get() else { throw ClientError.closed }
+            if m.string("event") == "shutdown" { throw ClientError.shuttingDown }
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
             guard let kind = m.string("event") else { continue }
             let line = view.apply(kind, m.object("data") ?? JSONObject())
-            if ctx.sink.isTerminal {
-                // Redraw at most ten times a second; a flood must not flood the terminal.
+            if redrawing {
+                // At most ten frames a second: a flood of samples must not flood the terminal.
+                dirty = true
                 let now = monotonicSeconds()
                 guard now - lastDraw >= 0.1 else { continue }
                 lastDraw = now
+                dirty = false
                 drawn = redraw(view.render(), previous: drawn, ctx.sink)
             } else if let line {
                 ctx.sink.print(line)
             }
         }
-        throw ClientError.closed
     }
 
     /// Moves up over the previous frame and overwrites it line by line.
@@ -89,7 +101,11 @@ public struct LiveView {
                 if let value { state.history.append((time, value)) }
                 state.history.removeAll { $0.0 < latest - 60_000 }
             case "heartbeatSeries":
-                if case .array(let beats)? = data["beats"] {
+                // The raw intervals (1/1024 s) are exact; beat times are reconstructed.
+                if let raw = data.object("metadata")?.string("rr") {
+                    let intervals = raw.split(separator: ",").compactMap { Int($0) }.map { ($0 * 1000 + 512) / 1024 }
+                    if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
+                } else if case .array(let beats)? = data["beats"] {
                     let t = beats.compactMap { v -> Double? in
                         switch v { case .double(let d): d; case .int(let i): Double(i); default: nil }
                     }
@@ -120,7 +136,16 @@ public struct LiveView {
             default: break
             }
             devices[address] = state
-            return "\(address) \(data.string("change") ?? "change") \(data.string("contact") ?? data.int("battery").map { "\($0)%" } ?? "")"
+            let change = data.string("change") ?? "change"
+            let detail: String? = switch change {
+            case "contact": data.string("contact")
+            case "battery": data.int("battery").map { "\($0)%" }
+            case "bodySensorLocation", "sensorLocation": data.string("location")
+            case "identity": [data.string("manufacturer"), data.string("model"), data.string("serial"), data.string("firmware")]
+                .compactMap { $0 }.joined(separator: " ")
+            default: nil
+            }
+            return "\(address) \(change)" + (detail.map { " \($0)" } ?? "")
         case "link":
             let address = data.string("address") ?? "?"
             var state = self.state(address, name: nil)

@@ -42,6 +42,7 @@ enum SampleCommands {
         }
         guard follow else { return ExitCode.success }
         while let m = try client.readMessage() {
+            if m.string("event") == "shutdown" { throw ClientError.shuttingDown }
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
             let data = m.object("data") ?? JSONObject()
             switch m.string("event") {

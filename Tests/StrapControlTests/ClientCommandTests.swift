@@ -69,10 +69,16 @@ import StrapWire
         }
         let (k1, d1) = event(#"{"id":1,"event":"sample","data":{"type":"heartbeatSeries","beats":[0,0.8,1.62],"unit":"s","start":"2026-11-29T20:00:59.000Z",\#(device)}}"#)
         lines.append(view.apply(k1, d1))
+        let (kr, dr) = event(#"{"id":1,"event":"sample","data":{"type":"heartbeatSeries","beats":[0],"unit":"s","start":"2026-11-29T20:00:59.500Z","metadata":{"rr":"1024,512"},\#(device)}}"#)
+        _ = view.apply(kr, dr)
         let (k2, d2) = event(#"{"id":1,"event":"device","data":{"address":"AA:00","change":"battery","battery":87}}"#)
         lines.append(view.apply(k2, d2))
         let (k3, d3) = event(#"{"id":1,"event":"sample","data":{"type":"cyclingSpeed","value":8.25,"unit":"m/s","start":"2026-11-29T20:00:59.000Z",\#(device)}}"#)
         lines.append(view.apply(k3, d3))
+        let (k5, d5) = event(#"{"id":1,"event":"device","data":{"address":"AA:00","change":"sensorLocation","location":"left crank"}}"#)
+        #expect(view.apply(k5, d5) == "AA:00 sensorLocation left crank")
+        let (k6, d6) = event(#"{"id":1,"event":"device","data":{"address":"AA:00","change":"energySaturated"}}"#)
+        #expect(view.apply(k6, d6) == "AA:00 energySaturated")
         let (k4, d4) = event(#"{"id":1,"event":"dropped","data":{"count":12}}"#)
         lines.append(view.apply(k4, d4))
         #expect(lines[0] == "2026-11-29T20:00:00.000Z AA:00 heartRate 60 count/min")
@@ -80,7 +86,7 @@ import StrapWire
         #expect(lines.last == "dropped 12 events (too slow to read)")
         let frame = view.render()
         #expect(frame[0] == "Strap [AA:00]  battery 87%")
-        #expect(frame[1] == "  ♥ 119 bpm  RR 800 820 ms  speed 8.25 m/s")
+        #expect(frame[1] == "  ♥ 119 bpm  RR 800 820 1000 500 ms  speed 8.25 m/s")
         #expect(frame[2].count == 32 && frame[2].hasSuffix("█") && frame[2].contains("▁"))
         #expect(frame.last == "(12 events dropped: terminal too slow)")
     }
@@ -98,5 +104,14 @@ import StrapWire
         let line = LiveView.sparkline(history, end: 60_000)
         #expect(line.count == 30 && line.first == "▁" && line.last == "█")
         #expect(LiveView.sparkline([], end: 0) == "")
+    }
+}
+
+@Suite struct ClientErrorTests {
+    @Test func messagesAndExitCodes() {
+        #expect(ClientError.notRunning("/x.sock").description == "strapd is not running (no socket at /x.sock)")
+        #expect(ClientError.notRunning("/x.sock").exitCode == ExitCode.unreachable)
+        #expect(ClientError.permissionDenied("/x.sock").exitCode == ExitCode.notAuthorized)
+        #expect(ClientError.shuttingDown.exitCode == ExitCode.unreachable && ClientError.closed.exitCode == ExitCode.unreachable)
     }
 }

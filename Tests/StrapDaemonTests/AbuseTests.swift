@@ -51,13 +51,15 @@ import StrapWire
             try follower.send(#"{"id":2,"op":"samples.anchored","limit":10,"follow":true}"#)
             let query = try h.client()
             try query.send(#"{"id":3,"op":"samples.query"}"#)
+            let subscriber = try h.client()
+            #expect(try subscriber.call(#"{"id":4,"op":"live.subscribe"}"#).isOK)
             // Dropped without reading: the replies race the close.
         }
         let survivor = try h.client()
         #expect(try survivor.call(#"{"id":1,"op":"samples.query","limit":5}"#).result.objects("samples").count == 5)
         // Every stream of the vanished clients was ended with its connection.
         #expect(try waitFor { h.onServerQueue { h.server.connectionCount } == 1 })
-        #expect(h.router.liveSubscriberCount == 0)
+        #expect(try waitFor { h.router.liveSubscriberCount == 0 })
     }
 
     @Test func aThousandConcurrentClients() throws {
@@ -153,4 +155,27 @@ func waitFor(tries: Int = 500, _ condition: () -> Bool) throws -> Bool {
         Thread.sleep(forTimeInterval: 0.01)
     }
     return condition()
+}
+
+@Suite struct PipeliningTests {
+    @Test func aFloodOfPipelinedQueriesIsAnsweredOnceEachWithBusyBeyondTheLimit() throws {
+        let h = try RouterHarness(routerConfiguration: .init(maximumPendingRequests: 4))
+        defer { h.close() }
+        try h.store.append(heartRates(500))
+        try h.store.sync()
+        let c = try h.client()
+        var burst: [UInt8] = []
+        for i in 0..<300 { burst += Array(#"{"id":\#(i),"op":"samples.query","limit":200}"#.utf8) + [0x0A] }
+        try c.sendRaw(burst)
+        var answered: [Int64: String] = [:]
+        while answered.count < 300 {
+            let m = try c.readMessage()!
+            let id = m.int("id")!
+            #expect(answered[id] == nil)
+            answered[id] = m.isOK ? "ok" : m.errorCode
+        }
+        #expect(Set(answered.values).isSubset(of: ["ok", "busy"]))
+        #expect(answered.values.contains("ok"))
+        #expect(try c.call(#"{"id":"later","op":"status"}"#).isOK)
+    }
 }

@@ -283,6 +283,12 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         #expect(r.errorCode == "anchorExpired")
         guard case .object(let e)? = r["error"], case .object(let data)? = e["data"] else { Issue.record("no data"); return }
         #expect(data.int("oldestAnchor") == Int64(oldest) - 1)
+        // The same with follow: the error is the reply, and no stream is left behind.
+        let c = try h.client()
+        #expect(try c.call(#"{"id":2,"op":"samples.anchored","anchor":1,"follow":true}"#).errorCode == "anchorExpired")
+        #expect(try c.call(#"{"id":2,"op":"cancel"}"#).errorCode == "notFound")
+        let resumed = try c.call(#"{"id":3,"op":"samples.anchored","anchor":\#(oldest - 1)}"#)
+        #expect(resumed.isOK && resumed.result.int("anchor") ?? 0 >= Int64(oldest) - 1)
     }
 
     @Test func deviceServiceFailuresMapToUnavailableBusyInternal() throws {
@@ -297,7 +303,7 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         #expect(end.event == "error" && end.data.string("code") == "unavailable")
     }
 
-    @Test func halfClosedClientGetsEveryReplyThenEOF() throws {
+    @Test func halfClosedClientGetsEveryReplyItsStreamsEndThenEOF() throws {
         let h = try RouterHarness()
         defer { h.close() }
         try h.store.append(heartRates(50))
@@ -305,14 +311,18 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         let c = try h.client()
         try c.send(#"{"id":1,"op":"samples.query"}"#)
         try c.send(#"{"id":2,"op":"status"}"#)
+        try c.send(#"{"id":4,"op":"live.subscribe"}"#)
+        try c.send(#"{"id":5,"op":"samples.anchored","follow":true}"#)
         try c.sendRaw(Array(#"{"id":3,"op":"devices.list"}"#.utf8))  // last line without newline
         c.shutdownWrite()
-        var ids: Set<Int64> = []
+        var ids: Set<Int64> = [], cancelled: Set<Int64> = []
         while let m = try c.readMessage() {
+            if m.event == "cancelled" { cancelled.insert(m.int("id") ?? -1); continue }
             #expect(m.isOK)
             if let id = m.int("id") { ids.insert(id) }
         }
-        #expect(ids == [1, 2, 3])
+        // Every request answered, the streams ended, then EOF.
+        #expect(ids == [1, 2, 3, 4, 5] && cancelled == [4, 5])
     }
 }
 

@@ -60,6 +60,13 @@ import Testing
         #expect(e["data"] == .object(["oldestAnchor": .int(100)]))
         let raw = Reply.success(id: .int(3), resultJSON: Array(#"{"x":1}"#.utf8))
         #expect(try JSONParser.parse(raw.dropLast()) == .object(["id": .int(3), "ok": .bool(true), "result": .object(["x": .int(1)])]))
+        // Raw event data: the same bytes as the value form, and appendable line after line.
+        let rawEvent = Reply.event(id: .int(2), kind: "dropped", dataJSON: Array(#"{"count":3}"#.utf8))
+        #expect(rawEvent == ev)
+        var lines: [UInt8] = []
+        Reply.appendEvent(id: .string("s"), kind: "added", dataJSON: Array("{}".utf8), into: &lines)
+        Reply.appendEvent(id: .string("s"), kind: "deleted", dataJSON: Array("{}".utf8), into: &lines)
+        #expect(String(decoding: lines, as: UTF8.self) == "{\"id\":\"s\",\"event\":\"added\",\"data\":{}}\n{\"id\":\"s\",\"event\":\"deleted\",\"data\":{}}\n")
     }
 
     @Test func everyErrorCodeHasItsSpecName() {

@@ -1,5 +1,6 @@
 import Dispatch
 import StrapModel
+import Synchronization
 import StrapStore
 import StrapWire
 
@@ -25,7 +26,9 @@ extension RequestRouter {
             var next: UInt64?
             let bytes: [UInt8]
             do throws(StrapError) {
-                let page = try store.anchored(types: types, predicate: predicate, anchor: anchor, limit: limit)
+                // A reply holds at most maximumReplyBytes anyway; reading far more than that
+                // from the store would only be thrown away.
+                let page = try store.anchored(types: types, predicate: predicate, anchor: anchor, limit: min(limit, 20_000))
                 let (body, continueFrom) = Self.encodePage(page, budget: budget)
                 next = continueFrom
                 bytes = Reply.success(id: id, resultJSON: body)
@@ -61,12 +64,13 @@ extension RequestRouter {
             }
             quantities = q
         }
-        if session.grants.readableTypes != nil, workouts {
+        if workouts, !session.grants.readsWorkouts {
             throw WireError(.notAuthorized, "not authorized to read workouts")
         }
         guard let readable = try session.grants.readable(asked: quantities) else { return nil }
         var out = Set(readable.map(ObjectType.quantity))
-        if workouts { out.insert(.workout) }
+        // Unnamed types mean every readable type, workouts included when granted.
+        if workouts || (names == nil && session.grants.readsWorkouts) { out.insert(.workout) }
         return out
     }
 
@@ -134,7 +138,10 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     private var state = State.starting
     private var cancelRequested = false
     private var anchor: UInt64 = 0
-    private var query: Query?
+    /// Set once before the first step; read on the worker queue after that hop.
+    private var startedQuery: Query?
+    /// Whether steps should go on; the one piece of state the worker queue reads.
+    private let active = Atomic<Bool>(true)
     /// Lines written while above high water wait here (rejected), or nothing (paused).
     private var paused = false
     private var retry: [UInt8]?
@@ -155,7 +162,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         }
         state = .running
         self.anchor = anchor
-        query = Query(store: store, types: types, predicate: predicate, limit: limit)
+        startedQuery = Query(store: store, types: types, predicate: predicate, limit: limit)
         schedule()
     }
 
@@ -165,41 +172,39 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         router.streamEnded(id: id, in: session, stream: self)
     }
 
-    /// One step on the worker queue: the next page after `anchor`, or a short wait when
-    /// nothing new is durable.
-    private func schedule(after delay: DispatchTimeInterval? = nil) {
-        guard let query else { return }
-        let from = anchor, id = self.id
-        let work: @Sendable () -> Void = { [self] in
-            let lines: [UInt8]
-            let next: UInt64
-            do throws(StrapError) {
-                if query.store.latestAnchor <= from {
-                    session.connection.queue.async { [self] in if state == .running { schedule(after: Self.idleInterval) } }
-                    return
-                }
-                let page = try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
-                lines = Self.eventLines(page, id: id)
-                next = page.anchor
-            } catch {
-                let e = WireError(error)
-                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
-                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
-                session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
-                return
-            }
+    /// Continues from `anchor` on the worker queue (on the server queue).
+    private func schedule() {
+        let from = anchor
+        router.worker.async { [self] in step(from: from) }
+    }
+
+    /// On the worker queue: the next page after `from`, or, when nothing new is durable, a
+    /// cheap look at the store's latest anchor again after `idleInterval`. An idle follower
+    /// costs no hop to the server queue.
+    private func step(from: UInt64) {
+        guard active.load(ordering: .acquiring), let query = startedQuery else { return }
+        if query.store.latestAnchor <= from {
+            router.worker.asyncAfter(deadline: .now() + Self.idleInterval) { [self] in step(from: from) }
+            return
+        }
+        let result = Result { () throws(StrapError) -> AnchoredResult in
+            try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
+        }
+        switch result {
+        case .success(let page):
+            let lines = Self.eventLines(page, id: id)
             session.connection.queue.async { [self] in
                 guard state == .running else { return }
-                anchor = max(anchor, next)
-                if lines.isEmpty {
-                    // Only non-matching items were examined: go on at once.
-                    schedule(after: next > from ? nil : Self.idleInterval)
-                } else {
-                    write(lines)
-                }
+                anchor = max(anchor, page.anchor)
+                // A page of only non-matching items writes nothing: go on from its anchor.
+                if lines.isEmpty { schedule() } else { write(lines) }
             }
+        case .failure(let error):
+            let e = WireError(error)
+            var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
+            if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
+            session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
         }
-        if let delay { router.worker.asyncAfter(deadline: .now() + delay, execute: work) } else { router.worker.async(execute: work) }
     }
 
     private func write(_ lines: [UInt8]) {
@@ -214,6 +219,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             stop(kind: "error", data: ["code": .string("internal"), "message": .string("follow page larger than the client buffer")])
         case .closed:
             state = .ended
+            active.store(false, ordering: .releasing)
         }
     }
 
@@ -236,6 +242,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             if !notify { state = .ended }
         case .running:
             state = .ended
+            active.store(false, ordering: .releasing)
             retry = nil
             if notify { writeFinal("cancelled", [:]) }
         case .ended:
@@ -246,6 +253,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     private func stop(kind: String, data: JSONObject) {
         guard state == .running else { return }
         state = .ended
+        active.store(false, ordering: .releasing)
         writeFinal(kind, data)
         router.streamEnded(id: id, in: session, stream: self)
     }

@@ -45,12 +45,16 @@ extension RequestRouter {
             }
         }
         let devices = context.devices
-        switch action {
-        case .pair: devices.pair(address, completion: completion)
-        case .connect: devices.connect(address, completion: completion)
-        case .disconnect: devices.disconnect(address, completion: completion)
-        case .forget: devices.forget(address, completion: completion)
-        case .resetEnergy: devices.resetEnergy(address, completion: completion)
+        // The service promises completions, not that starting an operation never blocks
+        // (D-Bus): start it off the server queue.
+        worker.async {
+            switch action {
+            case .pair: devices.pair(address, completion: completion)
+            case .connect: devices.connect(address, completion: completion)
+            case .disconnect: devices.disconnect(address, completion: completion)
+            case .forget: devices.forget(address, completion: completion)
+            case .resetEnergy: devices.resetEnergy(address, completion: completion)
+            }
         }
     }
 
@@ -69,12 +73,16 @@ extension RequestRouter {
         let stream = ScanStream(router: self, session: session, id: request.id)
         streamStarted(stream, id: request.id, in: session)
         let queue = session.connection.queue
-        stream.handle = context.devices.scan(timeout: timeout, found: { device in
-            queue.async { stream.found(device) }
-        }, finished: { [self] error in
-            scanning.store(false, ordering: .releasing)
-            queue.async { stream.finished(error) }
-        })
+        let devices = context.devices
+        worker.async { [self] in
+            let handle = devices.scan(timeout: timeout, found: { device in
+                queue.async { stream.found(device) }
+            }, finished: { [self] error in
+                scanning.store(false, ordering: .releasing)
+                queue.async { stream.finished(error) }
+            })
+            queue.async { stream.started(handle) }
+        }
     }
 }
 
@@ -83,7 +91,7 @@ final class ScanStream: RouterStream, @unchecked Sendable {
     private unowned let router: RequestRouter
     private let session: ClientSession
     private let id: RequestID
-    var handle: ScanHandle?
+    private var handle: ScanHandle?
     private var ended = false
     private var count = 0
 
@@ -91,6 +99,11 @@ final class ScanStream: RouterStream, @unchecked Sendable {
         self.router = router
         self.session = session
         self.id = id
+    }
+
+    /// The service returned its handle; a cancel that came first stops the scan now.
+    func started(_ handle: ScanHandle) {
+        if ended { handle.stop() } else { self.handle = handle }
     }
 
     func found(_ device: DiscoveredDevice) {

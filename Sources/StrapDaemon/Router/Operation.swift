@@ -34,6 +34,15 @@ extension Grants {
         }
     }
 
+    /// Whether workouts are readable: an unlimited read grant, or `workout` among the types.
+    var readsWorkouts: Bool {
+        switch read {
+        case .all: true
+        case .none: false
+        case .types(let names): names.contains("workout")
+        }
+    }
+
     /// The types a read request will see: what it asked (every type when nil), within the
     /// grant. Asking explicitly for a type outside the grant is `notAuthorized`.
     func readable(asked: Set<QuantityType>?) throws(WireError) -> Set<QuantityType>? {

@@ -20,11 +20,16 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         public var followPageLimit: Int
         public var defaultScanTimeout: Double
         public var maximumScanTimeout: Double
+        /// Requests of one connection being worked on at once; more are answered `busy`, so a
+        /// client pipelining thousands of queries cannot queue unbounded work and replies.
+        public var maximumPendingRequests: Int
 
         public init(maximumReplyBytes: Int = 2 << 20, followPageLimit: Int = 256,
-                    defaultScanTimeout: Double = 10, maximumScanTimeout: Double = 300) {
+                    defaultScanTimeout: Double = 10, maximumScanTimeout: Double = 300,
+                    maximumPendingRequests: Int = 32) {
             self.maximumReplyBytes = maximumReplyBytes
             self.followPageLimit = followPageLimit
+            self.maximumPendingRequests = maximumPendingRequests
             self.defaultScanTimeout = defaultScanTimeout
             self.maximumScanTimeout = maximumScanTimeout
         }
@@ -92,9 +97,15 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         handle(request, in: session)
     }
 
+    /// The client shut down its write side. Its streams end now (with `cancelled`): reading
+    /// has stopped, so a peer that closed completely would otherwise only be noticed at the
+    /// next write, and a quiet stream might never write. Pending replies are still sent.
     public func connectionInputEnded(_ connection: Connection) {
         guard let session = sessions[connection.id] else { return connection.finish() }
         session.inputEnded = true
+        let streams = session.streams
+        session.streams.removeAll()
+        for stream in streams.values { stream.cancel(notify: true) }
         finishIfIdle(session)
     }
 
@@ -126,6 +137,11 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         guard session.grants.permits(operation.permission) else {
             session.connection.write(Reply.failure(id: request.id, error: WireError(.notAuthorized,
                 "\(request.op) needs the \(operation.permission) grant")))
+            return
+        }
+        if session.pendingReplies >= configuration.maximumPendingRequests {
+            session.connection.write(Reply.failure(id: request.id, error: WireError(.busy,
+                "\(session.pendingReplies) requests of this connection are still being answered; wait for their replies")))
             return
         }
         if request.op != "cancel", session.streams[request.id] != nil {
@@ -189,7 +205,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         finishIfIdle(session)
     }
 
-    /// After a half-close: close once every read request is answered and no stream is open.
+    /// After a half-close: close once every request read is answered.
     func finishIfIdle(_ session: ClientSession) {
         if session.inputEnded, session.pendingReplies == 0, session.streams.isEmpty {
             session.connection.finish()
