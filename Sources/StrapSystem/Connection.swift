@@ -64,6 +64,8 @@ public final class Connection: @unchecked Sendable {
     }
 
     /// Queues one or more complete lines. Tries to send at once when nothing is queued.
+    /// If the peer turns out to be gone, the connection closes right here and the
+    /// handler's `connectionClosed` runs before this returns `.closed`.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> WriteOutcome {
         dispatchPrecondition(condition: .onQueue(queue))

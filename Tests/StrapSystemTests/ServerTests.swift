@@ -40,6 +40,49 @@ import Testing
         #expect(try client.readJSON()?["id"] == .int(3))
     }
 
+    @Test func oneMebibyteLineIsServedOneByteMoreIsNot() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        func request(id: Int, length: Int) -> String {
+            let head = #"{"id":\#(id),"op":"x","pad":""#
+            return head + String(repeating: "p", count: length - head.utf8.count - 2) + "\"}"
+        }
+        let limit = LineDecoder.defaultMaximumLineLength
+        #expect(request(id: 1, length: limit).utf8.count == limit)
+        try client.send(request(id: 1, length: limit) + "\r\n" + request(id: 2, length: limit + 1) + "\n" + #"{"id":3,"op":"y"}"# + "\n")
+        #expect(try client.readJSON()?["ok"] == .bool(true))
+        let rejected = try #require(try client.readJSON())
+        #expect(rejected["id"] == .null)
+        #expect(rejected["ok"] == .bool(false))
+        #expect(try client.readJSON()?["id"] == .int(3))
+    }
+
+    @Test func binaryGarbageGetsOneBadRequestPerLine() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        // Deterministic pseudo-random bytes (xorshift), newlines kept out, then framed.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var payload: [UInt8] = []
+        let lines = 40
+        for _ in 0..<lines {
+            for _ in 0..<200 {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                let b = UInt8(truncatingIfNeeded: state)
+                payload.append(b == 0x0A || b == 0x0D ? 0x00 : b)
+            }
+            payload.append(0x0A)
+        }
+        try client.send(payload + Array(#"{"id":"end","op":"x"}"#.utf8) + [0x0A])
+        for _ in 0..<lines {
+            let reply = try #require(try client.readJSON())
+            guard case .object(let e)? = reply["error"] else { Issue.record("not an error: \(reply)"); return }
+            #expect(e["code"] == .string("badRequest"))
+        }
+        #expect(try client.readJSON()?["id"] == .string("end"))
+    }
+
     @Test func manyConcurrentClients() throws {
         // 250 by default; STRAPD_TEST_CLIENTS=1000 for the big run.
         let count = getenv("STRAPD_TEST_CLIENTS").flatMap { Int(String(cString: $0)) } ?? 250
