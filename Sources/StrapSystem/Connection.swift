@@ -31,7 +31,9 @@ public final class Connection: @unchecked Sendable {
     private var writeSource: DispatchSourceWrite?
     private var readSuspended = false
     private var writeSuspended = true
-    private var inputEnded = false
+    /// The peer shut down its write side; reading never resumes after this.
+    private var eofSeen = false
+    private var inputEndReported = false
     private var aboveHighWater = false
     private var pendingCancels = 0
 
@@ -61,6 +63,12 @@ public final class Connection: @unchecked Sendable {
     public var isClosed: Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         return state == .closed
+    }
+
+    /// Internal state for test failure messages.
+    var diagnostics: String {
+        "state=\(state) readSuspended=\(readSuspended) writeSuspended=\(writeSuspended) eof=\(eofSeen) " +
+            "endReported=\(inputEndReported) above=\(aboveHighWater) out=\(output.count) in=\(decoder.bufferedByteCount)"
     }
 
     /// Queues one or more complete lines. Tries to send at once when nothing is queued.
@@ -131,7 +139,7 @@ public final class Connection: @unchecked Sendable {
             case .wouldBlock:
                 return
             case .processed(0):
-                inputEnded = true
+                eofSeen = true
                 decoder.finish()
                 // EOF keeps the source firing; stop watching input for good.
                 pauseReading()
@@ -155,8 +163,8 @@ public final class Connection: @unchecked Sendable {
                 write(Reply.failure(id: nil, error: WireError(.badRequest, "request line longer than \(limit) bytes; skipped to the next newline")))
             }
         }
-        if inputEnded, state == .open, !aboveHighWater, decoder.bufferedByteCount == 0 {
-            inputEnded = false  // report once
+        if eofSeen, !inputEndReported, state == .open, !aboveHighWater, decoder.bufferedByteCount == 0 {
+            inputEndReported = true
             server?.handler?.connectionInputEnded(self)
         }
     }
@@ -171,6 +179,7 @@ public final class Connection: @unchecked Sendable {
                 output.consume(n)
             case .success(.wouldBlock)?:
                 armWriteSource()
+                drained()  // may have crossed low water on the way
                 return
             case .failure(let error)?:
                 teardown(.failed(error))
@@ -189,7 +198,7 @@ public final class Connection: @unchecked Sendable {
             server?.handler?.connectionOutputDrained(self)
             if state == .open {
                 deliverLines()
-                if !inputEnded, state == .open, !aboveHighWater { resumeReading() }
+                if !eofSeen, state == .open, !aboveHighWater { resumeReading() }
             }
         }
         if state == .finishing, output.isEmpty { teardown(.finished) }

@@ -196,6 +196,36 @@ import Testing
         #expect(limits.hardLimit == 4 << 20 && limits.highWater == 1 << 20 && limits.lowWater == 256 << 10)
     }
 
+    @Test func halfClosedClientThatBacksUpOutputEndsInputOnce() throws {
+        // After EOF the handler floods past high water (as a stream would); draining must
+        // not resume reading (EOF again) nor report the end of input twice.
+        let limits = OutputLimits(highWater: 64 * 1024, lowWater: 16 * 1024, hardLimit: 256 * 1024)
+        let queued = Mutex(0)
+        let handler = TestHandler(finishOnInputEnd: false, onInputEnded: { connection in
+            let event = Reply.event(id: .int(1), kind: "sample", data: ["pad": .string(String(repeating: "y", count: 1000))])
+            var n = 0
+            while connection.write(event) == .queued { n += 1 }
+            queued.withLock { $0 = n }  // set once the flood is complete
+        })
+        let s = try TestServer(handler: handler, configuration: ServerConfiguration(outputLimits: limits))
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        try client.send(#"{"id":1,"op":"status"}"# + "\n")
+        client.shutdownWrite()
+        #expect(eventually { queued.withLock { $0 } > 0 })
+        #expect(s.handler.snapshot().highWater.count == 1)
+        // Read exactly what was queued (the reply and every event), so nothing blocks.
+        for _ in 0..<(1 + queued.withLock { $0 }) { #expect(try client.readLine() != nil) }
+        let c = try #require(s.handler.lastConnection.withLock { $0 })
+        #expect(eventually { s.handler.snapshot().drained.count == 1 }, "\(s.server.queue.sync { c.diagnostics })")
+        // Give a wrongly resumed read the chance to find the EOF again before finishing.
+        usleep(50_000)
+        s.server.queue.sync { c.finish() }
+        #expect(try client.readLine() == nil)
+        #expect(s.handler.snapshot().inputEnded.count == 1)
+        #expect(eventually { s.handler.snapshot().closed.values.contains(.finished) })
+    }
+
     @Test func clientThatResetsIsClosedWithAnError() throws {
         // Writes fail with ECONNRESET from the seam, as if the peer had vanished.
         var sys = Syscalls.live
