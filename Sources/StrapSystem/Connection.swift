@@ -80,7 +80,7 @@ public final class Connection: @unchecked Sendable {
         guard state == .open else { return .closed }
         guard output.count + bytes.count <= limits.hardLimit else { return .rejected }
         output.append(bytes)
-        flush()
+        flush(fromWrite: true)
         if state != .closed, !aboveHighWater, output.count >= limits.highWater {
             aboveHighWater = true
             pauseReading()
@@ -169,7 +169,11 @@ public final class Connection: @unchecked Sendable {
         }
     }
 
-    private func flush() {
+    /// Sends queued bytes until done or EAGAIN. From inside `write` (the handler's own
+    /// call) the drained callback and the line delivery it triggers are deferred to a
+    /// later turn of the queue, so the handler is never re-entered with the next request
+    /// while it is still producing output for the current one.
+    private func flush(fromWrite: Bool = false) {
         while !output.isEmpty {
             let outcome = output.withFirstChunk { chunk in
                 Result { () throws(SystemCallError) -> IOResult in try syscalls.write(fd, from: chunk) }
@@ -179,7 +183,7 @@ public final class Connection: @unchecked Sendable {
                 output.consume(n)
             case .success(.wouldBlock)?:
                 armWriteSource()
-                drained()  // may have crossed low water on the way
+                drained(deferred: fromWrite)  // may have crossed low water on the way
                 return
             case .failure(let error)?:
                 teardown(.failed(error))
@@ -189,10 +193,16 @@ public final class Connection: @unchecked Sendable {
             }
         }
         disarmWriteSource()
-        drained()
+        drained(deferred: fromWrite)
     }
 
-    private func drained() {
+    private func drained(deferred: Bool) {
+        if deferred {
+            if aboveHighWater, output.count <= limits.lowWater {
+                queue.async { [self] in if state != .closed { drained(deferred: false) } }
+            }
+            return
+        }
         if aboveHighWater, output.count <= limits.lowWater {
             aboveHighWater = false
             server?.handler?.connectionOutputDrained(self)
@@ -207,7 +217,7 @@ public final class Connection: @unchecked Sendable {
     private func armWriteSource() {
         if writeSource == nil {
             let source = DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
-            source.setEventHandler { @Sendable [weak self] in self?.flush() }
+            source.setEventHandler { @Sendable [weak self] in self?.flush(fromWrite: false) }
             source.setCancelHandler { @Sendable in self.sourceCancelled() }
             writeSource = source
             pendingCancels += 1

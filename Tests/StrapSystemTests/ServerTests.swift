@@ -226,6 +226,52 @@ import Testing
         #expect(eventually { s.handler.snapshot().closed.values.contains(.finished) })
     }
 
+    @Test func handlerIsNotReenteredWithTheNextLineWhileWriting() throws {
+        // A stream keeps writing from a timer while the client, above high water, has
+        // pipelined requests waiting. A write whose flush crosses low water must not
+        // deliver those requests from inside the handler's own write. The seam lets bytes
+        // out only during the stream's writes, so that is where low water is crossed.
+        let limits = OutputLimits(highWater: 32 * 1024, lowWater: 8 * 1024, hardLimit: 128 * 1024)
+        let inHandler = Mutex(false)
+        var sys = Syscalls.live
+        sys.write = { fd, buffer, count in
+            if inHandler.withLock({ $0 }) { return cshims_send_nosignal(fd, buffer, count) }
+            Errno.current = .wouldBlock
+            return -1
+        }
+        let violations = Mutex(0)
+        // Touched only on the server queue.
+        final class TimerBox: @unchecked Sendable { var timer: DispatchSourceTimer? }
+        let box = TimerBox()
+        let handler = TestHandler { connection, request in
+            if inHandler.withLock({ $0 }) { violations.withLock { $0 += 1 } }
+            guard request.op == "stream" else { return TestHandler.echo(connection, request) }
+            let event = Reply.event(id: request.id, kind: "sample", data: ["pad": .string(String(repeating: "z", count: 500))])
+            while !connection.isAboveHighWater { connection.write(event) }
+            let t = DispatchSource.makeTimerSource(queue: connection.queue)
+            t.schedule(deadline: .now(), repeating: .milliseconds(1))
+            t.setEventHandler { @Sendable in
+                inHandler.withLock { $0 = true }
+                _ = connection.write(event)
+                inHandler.withLock { $0 = false }
+            }
+            t.resume()
+            box.timer = t
+        }
+        let s = try TestServer(handler: handler, configuration: ServerConfiguration(outputLimits: limits), syscalls: sys)
+        defer { s.server.queue.sync { box.timer?.cancel() }; s.stop() }
+        let client = try Client(path: s.path)
+        var batch = #"{"id":0,"op":"stream"}"# + "\n"
+        for n in 1...10 { batch += #"{"id":\#(n),"op":"status"}"# + "\n" }
+        try client.send(batch)
+        var answered = Set<Int64>()
+        while answered.count < 10, let line = try client.readJSON() {
+            if line["event"] == nil, case .int(let id)? = line["id"], id > 0 { answered.insert(id) }
+        }
+        #expect(answered == Set(1...10))
+        #expect(violations.withLock { $0 } == 0)
+    }
+
     @Test func clientThatResetsIsClosedWithAnError() throws {
         // Writes fail with ECONNRESET from the seam, as if the peer had vanished.
         var sys = Syscalls.live
