@@ -21,7 +21,7 @@ public enum ConfigSchema {
                   apply: { c, v throws(ConfigValue.Invalid) in c.daemon.socket = try ConfigValue.absolutePath(v) },
                   render: { $0.daemon.socket }),
         ConfigKey(section: "daemon", name: "log_level", reloadable: true,
-                  apply: { c, v throws(ConfigValue.Invalid) in c.daemon.logLevel = try ConfigValue.choice(v, LogLevel.self) },
+                  apply: { c, v throws(ConfigValue.Invalid) in c.daemon.logLevel = try ConfigValue.choice(v, ConfiguredLogLevel.self) },
                   render: { $0.daemon.logLevel.rawValue }),
         ConfigKey(section: "daemon", name: "socket_group", reloadable: false,
                   apply: { c, v throws(ConfigValue.Invalid) in
@@ -100,8 +100,8 @@ public enum ConfigSchema {
 
         ConfigKey(section: "simulate", name: "devices", reloadable: false,
                   apply: { c, v throws(ConfigValue.Invalid) in
-                      var out: [SimulatedDevice] = []
-                      for item in ConfigValue.list(v) { out.append(try ConfigValue.choice(item, SimulatedDevice.self)) }
+                      var out: [SimulatedSensorKind] = []
+                      for item in ConfigValue.list(v) { out.append(try ConfigValue.choice(item, SimulatedSensorKind.self)) }
                       guard !out.isEmpty, out.count <= 64 else { throw ConfigValue.Invalid("expected 1 to 64 devices") }
                       c.simulate.devices = out
                   },

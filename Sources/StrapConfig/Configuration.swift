@@ -15,7 +15,7 @@ public struct Configuration: Sendable, Equatable {
     public struct Daemon: Sendable, Equatable {
         public var stateDirectory = "/var/lib/strapd"
         public var socket = "/run/strapd/strapd.sock"
-        public var logLevel = LogLevel.info
+        public var logLevel = ConfiguredLogLevel.info
         /// Group owning the socket we bind ourselves; nil leaves the daemon's own group.
         /// Ignored under socket activation, where the socket unit's SocketGroup= applies.
         public var socketGroup: String? = "strapd"
@@ -48,7 +48,7 @@ public struct Configuration: Sendable, Equatable {
     }
 
     public struct Simulate: Sendable, Equatable {
-        public var devices: [SimulatedDevice] = [.hr, .csc]
+        public var devices: [SimulatedSensorKind] = [.hr, .csc]
     }
 
     public struct DeviceSettings: Sendable, Equatable {
@@ -62,7 +62,7 @@ public struct Configuration: Sendable, Equatable {
     }
 }
 
-public enum LogLevel: String, Sendable, CaseIterable {
+public enum ConfiguredLogLevel: String, Sendable, CaseIterable {
     case debug, info, notice, warning, error
 }
 
@@ -77,7 +77,7 @@ public enum NotifyMode: String, Sendable, CaseIterable {
     case acquire
 }
 
-public enum SimulatedDevice: String, Sendable, CaseIterable {
+public enum SimulatedSensorKind: String, Sendable, CaseIterable {
     /// Heart-rate strap.
     case hr
     /// Cycling speed and cadence sensor.

@@ -33,6 +33,8 @@ public enum ConfigValue {
             guard !digits.isEmpty, let n = Int64(digits) else {
                 throw Invalid("expected a duration such as 100ms, 30s, 5min, 2h, 14d, got \"\(text)\"")
             }
+            // Bounded before any unit multiplication, which would otherwise overflow.
+            guard n <= 1_000_000_000 else { throw Invalid("duration \"\(text)\" is too large") }
             rest = rest.dropFirst(digits.count)
             let unit = rest.prefix { $0.isLetter }
             rest = rest.dropFirst(unit.count)
@@ -47,7 +49,6 @@ public enum ConfigValue {
             case "": throw Invalid("a duration needs a unit (ms, s, min, h, d, w), got \"\(text)\"")
             default: throw Invalid("unknown duration unit \"\(unit)\" in \"\(text)\"")
             }
-            guard n <= 1_000_000_000 else { throw Invalid("duration \"\(text)\" is too large") }
             total += part
         }
         return total

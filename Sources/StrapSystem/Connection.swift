@@ -31,7 +31,9 @@ public final class Connection: @unchecked Sendable {
     private var writeSource: DispatchSourceWrite?
     private var readSuspended = false
     private var writeSuspended = true
-    private var inputEnded = false
+    /// The peer shut down its write side; reading never resumes after this.
+    private var eofSeen = false
+    private var inputEndReported = false
     private var aboveHighWater = false
     private var pendingCancels = 0
 
@@ -63,14 +65,22 @@ public final class Connection: @unchecked Sendable {
         return state == .closed
     }
 
+    /// Internal state for test failure messages.
+    var diagnostics: String {
+        "state=\(state) readSuspended=\(readSuspended) writeSuspended=\(writeSuspended) eof=\(eofSeen) " +
+            "endReported=\(inputEndReported) above=\(aboveHighWater) out=\(output.count) in=\(decoder.bufferedByteCount)"
+    }
+
     /// Queues one or more complete lines. Tries to send at once when nothing is queued.
+    /// If the peer turns out to be gone, the connection closes right here and the
+    /// handler's `connectionClosed` runs before this returns `.closed`.
     @discardableResult
     public func write(_ bytes: [UInt8]) -> WriteOutcome {
         dispatchPrecondition(condition: .onQueue(queue))
         guard state == .open else { return .closed }
         guard output.count + bytes.count <= limits.hardLimit else { return .rejected }
         output.append(bytes)
-        flush()
+        flush(fromWrite: true)
         if state != .closed, !aboveHighWater, output.count >= limits.highWater {
             aboveHighWater = true
             pauseReading()
@@ -129,7 +139,7 @@ public final class Connection: @unchecked Sendable {
             case .wouldBlock:
                 return
             case .processed(0):
-                inputEnded = true
+                eofSeen = true
                 decoder.finish()
                 // EOF keeps the source firing; stop watching input for good.
                 pauseReading()
@@ -153,13 +163,17 @@ public final class Connection: @unchecked Sendable {
                 write(Reply.failure(id: nil, error: WireError(.badRequest, "request line longer than \(limit) bytes; skipped to the next newline")))
             }
         }
-        if inputEnded, state == .open, !aboveHighWater, decoder.bufferedByteCount == 0 {
-            inputEnded = false  // report once
+        if eofSeen, !inputEndReported, state == .open, !aboveHighWater, decoder.bufferedByteCount == 0 {
+            inputEndReported = true
             server?.handler?.connectionInputEnded(self)
         }
     }
 
-    private func flush() {
+    /// Sends queued bytes until done or EAGAIN. From inside `write` (the handler's own
+    /// call) the drained callback and the line delivery it triggers are deferred to a
+    /// later turn of the queue, so the handler is never re-entered with the next request
+    /// while it is still producing output for the current one.
+    private func flush(fromWrite: Bool = false) {
         while !output.isEmpty {
             let outcome = output.withFirstChunk { chunk in
                 Result { () throws(SystemCallError) -> IOResult in try syscalls.write(fd, from: chunk) }
@@ -169,6 +183,7 @@ public final class Connection: @unchecked Sendable {
                 output.consume(n)
             case .success(.wouldBlock)?:
                 armWriteSource()
+                drained(deferred: fromWrite)  // may have crossed low water on the way
                 return
             case .failure(let error)?:
                 teardown(.failed(error))
@@ -178,16 +193,22 @@ public final class Connection: @unchecked Sendable {
             }
         }
         disarmWriteSource()
-        drained()
+        drained(deferred: fromWrite)
     }
 
-    private func drained() {
+    private func drained(deferred: Bool) {
+        if deferred {
+            if aboveHighWater, output.count <= limits.lowWater {
+                queue.async { [self] in if state != .closed { drained(deferred: false) } }
+            }
+            return
+        }
         if aboveHighWater, output.count <= limits.lowWater {
             aboveHighWater = false
             server?.handler?.connectionOutputDrained(self)
             if state == .open {
                 deliverLines()
-                if !inputEnded, state == .open, !aboveHighWater { resumeReading() }
+                if !eofSeen, state == .open, !aboveHighWater { resumeReading() }
             }
         }
         if state == .finishing, output.isEmpty { teardown(.finished) }
@@ -196,7 +217,7 @@ public final class Connection: @unchecked Sendable {
     private func armWriteSource() {
         if writeSource == nil {
             let source = DispatchSource.makeWriteSource(fileDescriptor: fd.rawValue, queue: queue)
-            source.setEventHandler { @Sendable [weak self] in self?.flush() }
+            source.setEventHandler { @Sendable [weak self] in self?.flush(fromWrite: false) }
             source.setCancelHandler { @Sendable in self.sourceCancelled() }
             writeSource = source
             pendingCancels += 1

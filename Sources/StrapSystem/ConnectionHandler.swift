@@ -16,6 +16,12 @@ public enum CloseReason: Sendable, Equatable {
 /// and credentials, nothing about operations. Every method is called on the server's
 /// queue; the handler may call `Connection` methods right there, or hop back to
 /// `connection.queue` later (e.g. with a reply computed elsewhere).
+///
+/// Re-entrancy: `connectionOutputHighWater` is called from inside the `write` that
+/// crossed the mark (so the handler can stop producing at once), and `connectionClosed`
+/// from inside `write`/`finish`/`close` when they end the connection. Nothing else is
+/// called from inside a handler's own call: in particular the next line never arrives
+/// while the handler is still in `write`.
 public protocol ConnectionHandler: AnyObject, Sendable {
     /// A client connected; `connection.peer` holds its credentials.
     func connectionOpened(_ connection: Connection)

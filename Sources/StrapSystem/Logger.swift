@@ -127,7 +127,7 @@ public struct JournalEntry: Sendable, Equatable {
 
     /// `2026-11-29T21:00:00.123Z strapd[warning]: message DEVICE_ADDRESS=AA:BB`
     public func stderrLine(timestampMilliseconds: Int64) -> String {
-        var line = "\(RFC3339.format(millisecondsSinceEpoch: timestampMilliseconds)) \(identifier)[\(level.name)]: "
+        var line = "\(RFC3339Timestamp.format(millisecondsSinceEpoch: timestampMilliseconds)) \(identifier)[\(level.name)]: "
         line += message.replacing("\n", with: "\\n")
         for key in fields.keys.sorted() where Self.isValidFieldName(key) {
             line += " \(key)=\(fields[key]!.replacing("\n", with: "\\n"))"

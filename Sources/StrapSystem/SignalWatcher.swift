@@ -18,6 +18,7 @@ public final class SignalWatcher: @unchecked Sendable {
     private let signals: [Int32]
     private let readFD: CInt
     private let writeFD: CInt
+    private let lifecycle: SourceLifecycle
 
     public init(signals: [Int32], queue: DispatchQueue, handler: @escaping @Sendable (Int32) -> Void) {
         var fds: [CInt] = [-1, -1]
@@ -47,15 +48,19 @@ public final class SignalWatcher: @unchecked Sendable {
             Glibc.close(readFD)
             Glibc.close(writeFD)
         }
+        lifecycle = SourceLifecycle(source)
     }
 
-    public func start() { source.resume() }
+    /// Idempotent.
+    public func start() { lifecycle.start() }
 
-    /// Stops delivery. The signals are left *ignored*, not restored to their default:
-    /// a second SIGTERM during shutdown must not kill the process before the store is
-    /// flushed.
+    /// Stops delivery (also done when the watcher is dropped). The signals are left
+    /// *ignored*, not restored to their default: a second SIGTERM during shutdown must not
+    /// kill the process before the store is flushed.
     public func cancel() {
         for signo in signals { _ = cshims_signal_to_fd(signo, -1) }
-        source.cancel()
+        lifecycle.stop()
     }
+
+    deinit { cancel() }
 }

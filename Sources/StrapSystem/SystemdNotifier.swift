@@ -58,6 +58,7 @@ public final class WatchdogPinger: @unchecked Sendable {
     public let interval: Duration
     private let timer: DispatchSourceTimer
     private let queue: DispatchQueue
+    private let lifecycle: SourceLifecycle
 
     /// Nil when the watchdog is not enabled for this process.
     public convenience init?(queue: DispatchQueue, isHealthy: @escaping @Sendable () -> Bool = { true }) {
@@ -76,8 +77,10 @@ public final class WatchdogPinger: @unchecked Sendable {
         timer.setEventHandler { @Sendable in
             if isHealthy() { _ = try? SystemdNotifier.notify(.watchdog) }
         }
+        lifecycle = SourceLifecycle(timer)
     }
 
-    public func start() { timer.resume() }
-    public func stop() { timer.cancel() }
+    /// Idempotent; `stop()` (or dropping the pinger) ends the pings for good.
+    public func start() { lifecycle.start() }
+    public func stop() { lifecycle.stop() }
 }

@@ -55,7 +55,9 @@ public struct UnixListener: Sendable {
         do {
             _ = try retryingInterrupts("bind") { cshims_unix_bind(raw, path) }
             _ = try retryingInterrupts("chmod") { chmod(path, mode) }
-            if let group {
+            // Skipped when the group is already ours: the socket has it, and the unit's
+            // seccomp filter (~@privileged) forbids chown.
+            if let group, group != getegid() {
                 _ = try retryingInterrupts("chown") { chown(path, uid_t.max, group) }
             }
             _ = try retryingInterrupts("listen") { listen(raw, backlog) }

@@ -1,6 +1,5 @@
 /// Serialises `JSONValue` as compact UTF-8 JSON (no whitespace, no trailing newline).
-/// Doubles use Swift's shortest round-trip representation; non-finite doubles, which
-/// JSON cannot express, are written as null.
+/// Non-finite doubles, which JSON cannot express, are written as null.
 public enum JSONWriter {
     public static func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
@@ -18,14 +17,9 @@ public enum JSONWriter {
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .int(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
-            if !d.isFinite {
-                out.append(contentsOf: "null".utf8)
-            } else if d == d.rounded(), abs(d) < 1e15 {
-                // Whole doubles print as "3.0" in Swift; JSON readers are happier with "3".
-                out.append(contentsOf: String(Int64(d)).utf8)
-            } else {
-                out.append(contentsOf: String(d).utf8)
-            }
+            // Swift's shortest round-trip form is valid JSON ("3.0", "1e+16", "5e-324") and
+            // keeps a whole double a double when parsed back, so values round-trip exactly.
+            out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))

@@ -174,7 +174,7 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         #expect(try ConfigValue.duration(text) == expected)
     }
 
-    @Test(arguments: ["", "10", "ms", "10x", "-5s", "1.5h", "99999999999999d"])
+    @Test(arguments: ["", "10", "ms", "10x", "-5s", "1.5h", "99999999999999d", "99999999999999w", "99999999999999999999s"])
     func badDurations(_ text: String) {
         #expect(throws: ConfigValue.Invalid.self) { try ConfigValue.duration(text) }
     }

@@ -40,6 +40,49 @@ import Testing
         #expect(try client.readJSON()?["id"] == .int(3))
     }
 
+    @Test func oneMebibyteLineIsServedOneByteMoreIsNot() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        func request(id: Int, length: Int) -> String {
+            let head = #"{"id":\#(id),"op":"x","pad":""#
+            return head + String(repeating: "p", count: length - head.utf8.count - 2) + "\"}"
+        }
+        let limit = LineDecoder.defaultMaximumLineLength
+        #expect(request(id: 1, length: limit).utf8.count == limit)
+        try client.send(request(id: 1, length: limit) + "\r\n" + request(id: 2, length: limit + 1) + "\n" + #"{"id":3,"op":"y"}"# + "\n")
+        #expect(try client.readJSON()?["ok"] == .bool(true))
+        let rejected = try #require(try client.readJSON())
+        #expect(rejected["id"] == .null)
+        #expect(rejected["ok"] == .bool(false))
+        #expect(try client.readJSON()?["id"] == .int(3))
+    }
+
+    @Test func binaryGarbageGetsOneBadRequestPerLine() throws {
+        let s = try TestServer()
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        // Deterministic pseudo-random bytes (xorshift), newlines kept out, then framed.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var payload: [UInt8] = []
+        let lines = 40
+        for _ in 0..<lines {
+            for _ in 0..<200 {
+                state ^= state << 13; state ^= state >> 7; state ^= state << 17
+                let b = UInt8(truncatingIfNeeded: state)
+                payload.append(b == 0x0A || b == 0x0D ? 0x00 : b)
+            }
+            payload.append(0x0A)
+        }
+        try client.send(payload + Array(#"{"id":"end","op":"x"}"#.utf8) + [0x0A])
+        for _ in 0..<lines {
+            let reply = try #require(try client.readJSON())
+            guard case .object(let e)? = reply["error"] else { Issue.record("not an error: \(reply)"); return }
+            #expect(e["code"] == .string("badRequest"))
+        }
+        #expect(try client.readJSON()?["id"] == .string("end"))
+    }
+
     @Test func manyConcurrentClients() throws {
         // 250 by default; STRAPD_TEST_CLIENTS=1000 for the big run.
         let count = getenv("STRAPD_TEST_CLIENTS").flatMap { Int(String(cString: $0)) } ?? 250
@@ -151,6 +194,82 @@ import Testing
     @Test func clientBufferSettingMapsToLimits() {
         let limits = OutputLimits(clientBuffer: 4 << 20)
         #expect(limits.hardLimit == 4 << 20 && limits.highWater == 1 << 20 && limits.lowWater == 256 << 10)
+    }
+
+    @Test func halfClosedClientThatBacksUpOutputEndsInputOnce() throws {
+        // After EOF the handler floods past high water (as a stream would); draining must
+        // not resume reading (EOF again) nor report the end of input twice.
+        let limits = OutputLimits(highWater: 64 * 1024, lowWater: 16 * 1024, hardLimit: 256 * 1024)
+        let queued = Mutex(0)
+        let handler = TestHandler(finishOnInputEnd: false, onInputEnded: { connection in
+            let event = Reply.event(id: .int(1), kind: "sample", data: ["pad": .string(String(repeating: "y", count: 1000))])
+            var n = 0
+            while connection.write(event) == .queued { n += 1 }
+            queued.withLock { $0 = n }  // set once the flood is complete
+        })
+        let s = try TestServer(handler: handler, configuration: ServerConfiguration(outputLimits: limits))
+        defer { s.stop() }
+        let client = try Client(path: s.path)
+        try client.send(#"{"id":1,"op":"status"}"# + "\n")
+        client.shutdownWrite()
+        #expect(eventually { queued.withLock { $0 } > 0 })
+        #expect(s.handler.snapshot().highWater.count == 1)
+        // Read exactly what was queued (the reply and every event), so nothing blocks.
+        for _ in 0..<(1 + queued.withLock { $0 }) { #expect(try client.readLine() != nil) }
+        let c = try #require(s.handler.lastConnection.withLock { $0 })
+        #expect(eventually { s.handler.snapshot().drained.count == 1 }, "\(s.server.queue.sync { c.diagnostics })")
+        // Give a wrongly resumed read the chance to find the EOF again before finishing.
+        usleep(50_000)
+        s.server.queue.sync { c.finish() }
+        #expect(try client.readLine() == nil)
+        #expect(s.handler.snapshot().inputEnded.count == 1)
+        #expect(eventually { s.handler.snapshot().closed.values.contains(.finished) })
+    }
+
+    @Test func handlerIsNotReenteredWithTheNextLineWhileWriting() throws {
+        // A stream keeps writing from a timer while the client, above high water, has
+        // pipelined requests waiting. A write whose flush crosses low water must not
+        // deliver those requests from inside the handler's own write. The seam lets bytes
+        // out only during the stream's writes, so that is where low water is crossed.
+        let limits = OutputLimits(highWater: 32 * 1024, lowWater: 8 * 1024, hardLimit: 128 * 1024)
+        let inHandler = Mutex(false)
+        var sys = Syscalls.live
+        sys.write = { fd, buffer, count in
+            if inHandler.withLock({ $0 }) { return cshims_send_nosignal(fd, buffer, count) }
+            Errno.current = .wouldBlock
+            return -1
+        }
+        let violations = Mutex(0)
+        // Touched only on the server queue.
+        final class TimerBox: @unchecked Sendable { var timer: DispatchSourceTimer? }
+        let box = TimerBox()
+        let handler = TestHandler { connection, request in
+            if inHandler.withLock({ $0 }) { violations.withLock { $0 += 1 } }
+            guard request.op == "stream" else { return TestHandler.echo(connection, request) }
+            let event = Reply.event(id: request.id, kind: "sample", data: ["pad": .string(String(repeating: "z", count: 500))])
+            while !connection.isAboveHighWater { connection.write(event) }
+            let t = DispatchSource.makeTimerSource(queue: connection.queue)
+            t.schedule(deadline: .now(), repeating: .milliseconds(1))
+            t.setEventHandler { @Sendable in
+                inHandler.withLock { $0 = true }
+                _ = connection.write(event)
+                inHandler.withLock { $0 = false }
+            }
+            t.resume()
+            box.timer = t
+        }
+        let s = try TestServer(handler: handler, configuration: ServerConfiguration(outputLimits: limits), syscalls: sys)
+        defer { s.server.queue.sync { box.timer?.cancel() }; s.stop() }
+        let client = try Client(path: s.path)
+        var batch = #"{"id":0,"op":"stream"}"# + "\n"
+        for n in 1...10 { batch += #"{"id":\#(n),"op":"status"}"# + "\n" }
+        try client.send(batch)
+        var answered = Set<Int64>()
+        while answered.count < 10, let line = try client.readJSON() {
+            if line["event"] == nil, case .int(let id)? = line["id"], id > 0 { answered.insert(id) }
+        }
+        #expect(answered == Set(1...10))
+        #expect(violations.withLock { $0 } == 0)
     }
 
     @Test func clientThatResetsIsClosedWithAnError() throws {

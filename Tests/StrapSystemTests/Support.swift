@@ -110,10 +110,13 @@ final class TestHandler: ConnectionHandler {
     let lastConnection = Mutex<Connection?>(nil)
     let respond: @Sendable (Connection, Request) -> Void
     let finishOnInputEnd: Bool
+    let onInputEnded: (@Sendable (Connection) -> Void)?
 
-    init(finishOnInputEnd: Bool = true, respond: @escaping @Sendable (Connection, Request) -> Void = TestHandler.echo) {
+    init(finishOnInputEnd: Bool = true, respond: @escaping @Sendable (Connection, Request) -> Void = TestHandler.echo,
+         onInputEnded: (@Sendable (Connection) -> Void)? = nil) {
         self.respond = respond
         self.finishOnInputEnd = finishOnInputEnd
+        self.onInputEnded = onInputEnded
     }
 
     static let echo: @Sendable (Connection, Request) -> Void = { connection, request in
@@ -142,6 +145,7 @@ final class TestHandler: ConnectionHandler {
 
     func connectionInputEnded(_ c: Connection) {
         observed.withLock { $0.inputEnded.append(c.id) }
+        onInputEnded?(c)
         if finishOnInputEnd { c.finish() }
     }
 

@@ -111,6 +111,27 @@ struct NotifyListener {
 }
 
 @Suite struct SignalWatcherTests {
+    @Test func unstartedOrTwiceStoppedSourcesAreReleasedSafely() {
+        // libdispatch traps on releasing an inactive source; these would crash the run.
+        do { _ = WatchdogPinger(interval: .seconds(1), queue: DispatchQueue(label: "wd")) }
+        do {
+            let pinger = WatchdogPinger(interval: .seconds(1), queue: DispatchQueue(label: "wd"))
+            pinger.stop()
+            pinger.start()  // after stop: stays stopped
+            pinger.stop()
+        }
+        do { _ = SignalWatcher(signals: [SIGWINCH], queue: DispatchQueue(label: "s")) { _ in } }
+        // A later watcher takes the signal over and works.
+        let seen = Mutex(0)
+        let watcher = SignalWatcher(signals: [SIGWINCH], queue: DispatchQueue(label: "s")) { _ in seen.withLock { $0 += 1 } }
+        watcher.start()
+        watcher.start()
+        kill(getpid(), SIGWINCH)
+        #expect(eventually { seen.withLock { $0 } == 1 })
+        watcher.cancel()
+        watcher.cancel()
+    }
+
     @Test func signalsArriveOnTheQueue() {
         let seen = Mutex<[Int32]>([])
         let queue = DispatchQueue(label: "signals")

@@ -48,7 +48,8 @@ import Testing
         #expect(!text.contains("\n"))
         #expect(try parse(text) == value)
         #expect(JSONWriter.string(.object(["b": .int(1), "a": .int(2)])) == #"{"b":1,"a":2}"#)
-        #expect(JSONWriter.string(.double(3)) == "3")
+        #expect(JSONWriter.string(.double(3)) == "3.0")
+        #expect(try parse(JSONWriter.string(.double(1e300))) == .double(1e300))
         #expect(JSONWriter.string(.double(.nan)) == "null")
     }
 }

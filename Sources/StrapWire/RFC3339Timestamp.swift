@@ -3,7 +3,7 @@
 /// (`Int64`), which is what the store keeps; conversion is integer arithmetic
 /// (Hinnant's civil-date algorithms), with no DateFormatter, locale or allocation beyond
 /// the result string on the hot path.
-public enum RFC3339 {
+public enum RFC3339Timestamp {
     /// 0000-01-01T00:00:00.000Z and 9999-12-31T23:59:59.999Z: what four year digits allow.
     public static let minimumMilliseconds: Int64 = -62_167_219_200_000
     public static let maximumMilliseconds: Int64 = 253_402_300_799_999
