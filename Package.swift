@@ -26,7 +26,7 @@ let package = Package(
         .target(name: "StrapDBus"),
 
         // Layer 3: domain model and configuration.
-        .target(name: "StrapModel"),
+        .target(name: "StrapModel", dependencies: ["StrapWire"]),
         .target(name: "StrapConfig"),
 
         // Layer 4: store; ingest (decode → derive → samples).

@@ -78,7 +78,7 @@ enum TimeArgument {
     static func parse(_ text: String, now: Int64) -> Int64? {
         if text == "now" { return now }
         if text.hasPrefix("-"), let d = duration(String(text.dropFirst())) { return now - d }
-        return try? RFC3339.parse(text)
+        return try? RFC3339Timestamp.parse(text)
     }
 
     /// `90s`, `15m`, `2h`, `1d`, `1w` in milliseconds.

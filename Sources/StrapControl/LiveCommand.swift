@@ -93,7 +93,7 @@ public struct LiveView {
             var state = self.state(address, name: device.string("name"))
             let type = data.string("type") ?? "?"
             let value = data.number("value")
-            let time = data.string("start").flatMap { try? RFC3339.parse($0) } ?? latest
+            let time = data.string("start").flatMap { try? RFC3339Timestamp.parse($0) } ?? latest
             latest = max(latest, time)
             switch type {
             case "heartRate":

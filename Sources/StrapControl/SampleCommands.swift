@@ -86,12 +86,12 @@ enum SampleCommands {
         let from = try a.time("from", now: now) ?? now - 86_400_000
         let to = try a.time("to", now: now) ?? now
         var params: JSONObject = ["type": .string(type), "options": .array(options.map(WireJSON.string)),
-                                  "from": .string(RFC3339.format(millisecondsSinceEpoch: from)),
-                                  "to": .string(RFC3339.format(millisecondsSinceEpoch: to))]
+                                  "from": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: from)),
+                                  "to": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: to))]
         let interval = a.value("interval")
         if let interval {
             params["interval"] = .object(try intervalJSON(interval))
-            if let anchor = try a.time("anchor-date", now: now) { params["anchorDate"] = .string(RFC3339.format(millisecondsSinceEpoch: anchor)) }
+            if let anchor = try a.time("anchor-date", now: now) { params["anchorDate"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: anchor)) }
             if let tz = a.value("tz") { params["timeZone"] = .string(tz) }
             if a.flag("by-source") { params["separateBySource"] = .bool(true) }
         } else if a.value("anchor-date") != nil || a.value("tz") != nil || a.flag("by-source") {
@@ -130,8 +130,8 @@ enum SampleCommands {
         let from = try a.time("from", now: now), to = try a.time("to", now: now)
         if from != nil || to != nil {
             var t = JSONObject()
-            if let from { t["from"] = .string(RFC3339.format(millisecondsSinceEpoch: from)) }
-            if let to { t["to"] = .string(RFC3339.format(millisecondsSinceEpoch: to)) }
+            if let from { t["from"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: from)) }
+            if let to { t["to"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: to)) }
             parts.append(.object(["time": .object(t)]))
         }
         if let device = a.value("device") { parts.append(.object(["device": .object(["id": .string(device)])])) }

@@ -2,6 +2,7 @@ import Foundation
 import StrapGATT
 import StrapIngest
 import StrapModel
+import StrapWire
 
 /// `--record` / `--replay` capture: one JSON object per line (docs/capture-format.md).
 ///
@@ -101,6 +102,6 @@ extension SensorEvent {
 
 /// RFC 3339 UTC with milliseconds (the capture and the socket protocol share the format).
 enum Timestamp {
-    static func string(_ ms: Millis) -> String { RFC3339.string(ms) }
-    static func parse(_ s: String) -> Millis? { RFC3339.parse(s) }
+    static func string(_ ms: Millis) -> String { RFC3339Timestamp.format(millisecondsSinceEpoch: ms) }
+    static func parse(_ s: String) -> Millis? { try? RFC3339Timestamp.parse(s) }
 }

@@ -66,7 +66,7 @@ enum DaemonSetup {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
-    static func logLevel(_ l: StrapConfig.LogLevel) -> StrapSystem.LogLevel {
+    static func logLevel(_ l: ConfiguredLogLevel) -> StrapSystem.LogLevel {
         StrapSystem.LogLevel(name: l.rawValue) ?? .info
     }
 

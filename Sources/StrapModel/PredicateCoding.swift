@@ -1,4 +1,5 @@
 import Foundation
+import StrapWire
 
 /// JSON shape of predicates for the socket protocol, e.g.
 /// `{"and": [{"time": {"from": "...", "to": "...", "strictStartDate": true}},
@@ -49,8 +50,8 @@ extension SamplePredicate: Codable {
         case .all: try c.encode(true, forKey: .all)
         case let .time(from, to, o):
             var t = c.nestedContainer(keyedBy: TimeKey.self, forKey: .time)
-            if let from { try t.encode(RFC3339.string(from), forKey: .from) }
-            if let to { try t.encode(RFC3339.string(to), forKey: .to) }
+            if let from { try t.encode(RFC3339Timestamp.format(millisecondsSinceEpoch: from), forKey: .from) }
+            if let to { try t.encode(RFC3339Timestamp.format(millisecondsSinceEpoch: to), forKey: .to) }
             if o.contains(.strictStartDate) { try t.encode(true, forKey: .strictStartDate) }
             if o.contains(.strictEndDate) { try t.encode(true, forKey: .strictEndDate) }
         case .types(let s): try c.encode(s.map(\.rawValue).sorted(), forKey: .types)

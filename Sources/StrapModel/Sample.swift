@@ -1,4 +1,5 @@
 import Foundation
+import StrapWire
 
 /// One stored measurement (spec §3.4, JSON shape §6). `start`/`end` are milliseconds.
 public struct Sample: Sendable, Hashable {
@@ -89,8 +90,8 @@ extension Sample: Codable {
             try c.encode(value, forKey: .value)
         }
         try c.encode(type.unit, forKey: .unit)
-        try c.encode(RFC3339.string(start), forKey: .start)
-        try c.encode(RFC3339.string(end), forKey: .end)
+        try c.encode(RFC3339Timestamp.format(millisecondsSinceEpoch: start), forKey: .start)
+        try c.encode(RFC3339Timestamp.format(millisecondsSinceEpoch: end), forKey: .end)
         try c.encode(device, forKey: .device)
         try c.encode(metadata, forKey: .metadata)
     }

@@ -67,9 +67,9 @@ import StrapWire
             let (k, d) = event(#"{"id":1,"event":"sample","data":{"type":"heartRate","value":\#(60 + t),"unit":"count/min","start":"2026-11-29T20:00:\#(String(format: "%02d", t)).000Z",\#(device)}}"#)
             lines.append(view.apply(k, d))
         }
-        let (k1, d1) = event(#"{"id":1,"event":"sample","data":{"type":"heartbeatSeries","beats":[0,0.8,1.62],"unit":"s","start":"2026-11-29T20:00:59.000Z",\#(device)}}"#)
+        let (k1, d1) = event(#"{"id":1,"event":"sample","data":{"type":"heartbeatSeries","beats":[0.8,1.62],"unit":"s","start":"2026-11-29T20:00:59.000Z",\#(device)}}"#)
         lines.append(view.apply(k1, d1))
-        let (kr, dr) = event(#"{"id":1,"event":"sample","data":{"type":"heartbeatSeries","beats":[0],"unit":"s","start":"2026-11-29T20:00:59.500Z","metadata":{"rr":"1024,512"},\#(device)}}"#)
+        let (kr, dr) = event(#"{"id":1,"event":"sample","data":{"type":"heartbeatSeries","beats":[1.0,1.5],"unit":"s","start":"2026-11-29T20:00:59.500Z",\#(device)}}"#)
         _ = view.apply(kr, dr)
         let (k2, d2) = event(#"{"id":1,"event":"device","data":{"address":"AA:00","change":"battery","battery":87}}"#)
         lines.append(view.apply(k2, d2))

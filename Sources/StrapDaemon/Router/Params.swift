@@ -59,7 +59,7 @@ struct Params {
 
     func time(_ key: String) throws(WireError) -> Millis? {
         guard let s = try string(key) else { return nil }
-        do throws(StrapWire.RFC3339.ParseError) { return try StrapWire.RFC3339.parse(s) } catch { throw .bad("\"\(key)\": \(error)") }
+        do throws(RFC3339Timestamp.ParseError) { return try RFC3339Timestamp.parse(s) } catch { throw .bad("\"\(key)\": \(error)") }
     }
 
     func requiredTime(_ key: String) throws(WireError) -> Millis {

@@ -35,9 +35,9 @@ enum SampleEncoder {
         out.append(contentsOf: #","unit":"#.utf8)
         JSONWriter.writeString(s.type.unit, into: &out)
         out.append(contentsOf: #","start":""#.utf8)
-        out.append(contentsOf: StrapWire.RFC3339.format(millisecondsSinceEpoch: s.start).utf8)
+        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.start).utf8)
         out.append(contentsOf: #"","end":""#.utf8)
-        out.append(contentsOf: StrapWire.RFC3339.format(millisecondsSinceEpoch: s.end).utf8)
+        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.end).utf8)
         out.append(contentsOf: #"","device":"#.utf8)
         appendDevice(s.device, into: &out)
         out.append(contentsOf: #","metadata":{"#.utf8)
@@ -139,7 +139,7 @@ enum DaemonJSON {
         o["firmware"] = d.firmware.map(JSONValue.string) ?? .null
         o["rssi"] = d.rssi.map { .int(Int64($0)) } ?? .null
         if d.rssi == nil, let why = d.rssiUnavailableReason { o["rssiUnavailable"] = .string(why) }
-        o["lastSeen"] = d.lastSeen.map { .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: $0)) } ?? .null
+        o["lastSeen"] = d.lastSeen.map { .string(RFC3339Timestamp.format(millisecondsSinceEpoch: $0)) } ?? .null
         o["lastDisconnectReason"] = d.lastDisconnectReason.map(JSONValue.string) ?? .null
         o["notifications"] = .int(Int64(d.notifications))
         return o
@@ -171,6 +171,6 @@ enum DaemonJSON {
 
     static func link(_ address: SensorAddress, up: Bool, reason: String?, time: Millis) -> JSONObject {
         ["address": .string(address), "up": .bool(up), "reason": reason.map(JSONValue.string) ?? .null,
-         "time": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: time))]
+         "time": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: time))]
     }
 }

@@ -86,8 +86,8 @@ extension RequestRouter {
     static func statisticsJSON(_ s: Statistics, options: StatisticsOptions) -> JSONObject {
         func number(_ d: Double?) -> JSONValue { d.map(JSONValue.double) ?? .null }
         var o: JSONObject = [
-            "start": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: s.start)),
-            "end": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: s.end)),
+            "start": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: s.start)),
+            "end": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: s.end)),
             "count": .int(Int64(s.count)),
         ]
         if options.contains(.average) { o["average"] = number(s.average) }
@@ -95,7 +95,7 @@ extension RequestRouter {
         if options.contains(.maximum) { o["maximum"] = number(s.maximum) }
         if options.contains(.mostRecent) {
             o["mostRecent"] = number(s.mostRecent)
-            o["mostRecentTime"] = s.mostRecentTime.map { .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: $0)) } ?? .null
+            o["mostRecentTime"] = s.mostRecentTime.map { .string(RFC3339Timestamp.format(millisecondsSinceEpoch: $0)) } ?? .null
         }
         if options.contains(.sum) { o["sum"] = number(s.sum) }
         if options.contains(.separateBySource) {

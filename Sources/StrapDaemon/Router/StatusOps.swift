@@ -31,7 +31,7 @@ extension RequestRouter {
         ]
         return [
             "version": .string(s.version),
-            "startedAt": .string(StrapWire.RFC3339.format(millisecondsSinceEpoch: s.startedAt)),
+            "startedAt": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: s.startedAt)),
             "mode": .string(s.mode),
             "summary": .string(s.summary),
             "degraded": s.degraded.map(JSONValue.string) ?? .null,
