@@ -102,6 +102,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             scanSession?.stop()
             scanSession = nil
             for address in Array(connectWaiters.keys) { answerWaiters(address, .unavailable("strapd is stopping")) }
+            for address in streaming { lastDisconnect[address] = "strapd stopping" }
             manager?.stop()
             client?.stop()
             bus?.close()
@@ -225,16 +226,17 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         if phase == .streaming {
             guard streaming.insert(device).inserted else { return }
             lastDisconnect[device] = nil
-            logger.notice("[\(device)] streaming", fields: fields)
             submit(.linkUp(device, name: displayName(device), Clock.now()))
             answerWaiters(device, nil)
+            // A fresh link gets its RSSI (or the reason there is none) now, not a round later.
+            queue.async { [weak self] in self?.sampleRSSI() }
         } else if streaming.remove(device) != nil {
             let stillConnected = client?.mirror.devices(address: device).contains(where: \.connected) ?? false
             // Older BlueZ sends no Disconnected signal, only Connected=false.
             let reason = lastDisconnect[device] ?? (stillConnected ? "link \(phase)" : "Connected=false (no reason signal)")
             lastDisconnect[device] = reason
             rssi[device] = nil
-            logger.notice("[\(device)] stopped streaming: \(reason)", fields: fields)
+            logger.info("[\(device)] stopped streaming: \(reason)", fields: fields)
             submit(.linkDown(device, reason: reason, Clock.now()))
             // With auto_connect off, a sensor that drops stays down until `devices.connect`.
             if !settings.bluetooth.autoConnect, phase != .idle { queue.async { [weak self] in self?.manager?.remove(address: device) } }

@@ -6,7 +6,7 @@ extension Daemon {
     /// bluetoothd or an adapter the daemon runs degraded ("bluetooth: …" in `status`) and
     /// picks them up when they appear.
     func startBluetooth(pipeline: Pipeline) -> BlueZDeviceService {
-        Self.forwardBusLog(to: logger)
+        if options.forwardBusLog { Self.forwardBusLog(to: logger) }
         let c = configuration
         let settings = BlueZDeviceService.Settings(stateDirectory: c.daemon.stateDirectory, busAddress: options.systemBusAddress,
                                                    bluetooth: c.bluetooth, devices: c.devices)
