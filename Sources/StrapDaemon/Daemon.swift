@@ -193,6 +193,7 @@ public final class Daemon: @unchecked Sendable {
             let new = parsed.configuration
             logger.minimumLevel = DaemonSetup.logLevel(new.daemon.logLevel)
             context?.access = DaemonSetup.accessPolicy(new.access) { logger.warning($0) }
+            bluetooth?.reload(bluetooth: new.bluetooth, devices: new.devices)
             if new.daemon != configuration.daemon || new.store != configuration.store {
                 logger.warning("reload: [daemon] and [store] changes take effect after a restart")
             }

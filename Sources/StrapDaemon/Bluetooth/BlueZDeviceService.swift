@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import StrapBlueZ
 import StrapConfig
 import StrapDBus
@@ -37,7 +38,8 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
 
     /// The bus queue: sd-bus and every BlueZ object live here.
     public let queue = DispatchQueue(label: "strapd.bluez")
-    let settings: Settings
+    /// Confined to `queue` (SIGHUP replaces the reloadable parts).
+    var settings: Settings
     let logger: Logger
     private let submit: @Sendable (SensorEvent) -> Void
     /// Why Bluetooth is not usable right now, readable from any queue (`status.degraded`).
@@ -86,7 +88,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             if let problem = known.load() {
                 logger.error("known devices \(known.path): \(problem)")
             }
-            logger.info("\(known.entries.count) known device(s): \(known.entries.keys.sorted().joined(separator: ", "))")
+            logger.info("\(known.entries.count) known device(s)\(known.entries.isEmpty ? "" : ": ")\(known.entries.keys.sorted().joined(separator: ", "))")
             connectBus()
             startRSSITimer()
         }
@@ -109,6 +111,16 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             manager = nil
             client = nil
             bus = nil
+        }
+    }
+
+    /// SIGHUP: `[bluetooth] auto_connect` and `[device.*]` apply from now on (names at once,
+    /// notify modes at the device's next link); the rest needs a restart.
+    public func reload(bluetooth: Configuration.Bluetooth, devices: [String: Configuration.DeviceSettings]) {
+        queue.async { [self] in
+            settings.bluetooth.autoConnect = bluetooth.autoConnect
+            settings.bluetooth.scanTimeout = bluetooth.scanTimeout
+            settings.devices = devices
         }
     }
 
@@ -138,10 +150,12 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
                 }
             }
         } catch {
-            setDegraded("no system D-Bus (\(error)); retrying")
+            let why: String
+            if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
+            setDegraded("no system D-Bus (\(why))")
             let delay = busRetryDelay
             busRetryDelay = min(60, busRetryDelay * 2)
-            logger.warning("bluetooth: cannot connect to the system bus: \(error); retrying in \(Int(delay)) s")
+            logger.info("bluetooth: retrying the system bus in \(Int(delay)) s")
             let t = DispatchSource.makeTimerSource(queue: queue)
             t.schedule(deadline: .now() + delay)
             t.setEventHandler { @Sendable [weak self] in self?.connectBus() }
