@@ -151,6 +151,26 @@ struct DaemonBlueZTests {
         #expect(try String(contentsOfFile: file, encoding: .utf8).contains(hr))
     }
 
+    /// A device remembered in the file but unknown to BlueZ (cache cleared, new adapter) is
+    /// rediscovered and connected at start, without any request; a user's scan that ends
+    /// meanwhile does not stop that.
+    @Test func knownDeviceMissingFromBlueZIsRediscoveredAtStart() throws {
+        let csc = "C0:DA:E0:00:00:04"
+        let mock = try MockBlueZ(sensors: [.init(address: csc, kind: "csc", hz: 5)], known: false)
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, startNow: false)
+        try #"{"version":1,"devices":[{"address":"\#(csc.lowercased())","autoConnect":true}]}"#
+            .write(toFile: h.stateDirectory + "/known-devices.json", atomically: true, encoding: .utf8)
+        try h.start()
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let scan = h.strapctl("scan", "--timeout", "1")
+        #expect(scan.exitCode == 0 && scan.stdout.contains(csc), "\(scan.stdout)\(scan.stderr)")
+        try eventually("cycling samples stored") { ((try? h.stored("cyclingCadence")) ?? []).count + ((try? h.stored("cyclingSpeed")) ?? []).count >= 3 }
+        let info = try h.info(csc)
+        #expect(info.bool("known") == true && info.bool("connected") == true)
+    }
+
     /// Each value is the previous + 1 (mod 120, the mock's bpm cycle): none lost or repeated.
     static func consecutive(_ seq: [Int]) -> Bool {
         !seq.isEmpty && zip(seq, seq.dropFirst()).allSatisfy { ($0.1 - $0.0 + 120) % 120 == 1 }

@@ -12,16 +12,24 @@ extension BlueZDeviceService {
         let end: @Sendable (DeviceError?) -> Void = { [weak self] error in
             guard done.claim() else { return }
             // Runs on the bus queue.
-            self?.scanSession?.stop()
-            self?.scanSession = nil
+            if let self, let session = self.scanSession {
+                session.stop()
+                self.scanSession = nil
+                // Our StopDiscovery also ended the manager's rediscovery (one session per client).
+                self.manager?.resumeDiscovery()
+            }
             finished(error)
         }
         queue.async { [self] in
             guard let client = usableClient(end) else { return }
             guard scanSession == nil else { return end(.busy("a scan is already running")) }
+            // One `found` per device, again only when its name or services change (not for
+            // every RSSI update BlueZ relays while discovering).
+            let seen = ScanReports()
             let session = DiscoverySession(client: client) { sensor in
-                found(DiscoveredDevice(address: sensor.address.uppercased(), name: sensor.name, rssi: sensor.rssi.map(Int.init),
-                                       services: sensor.services.map(\.service.uuidString)))
+                let device = DiscoveredDevice(address: sensor.address.uppercased(), name: sensor.name, rssi: sensor.rssi.map(Int.init),
+                                              services: sensor.services.map(\.service.uuidString))
+                if seen.isNew(device) { found(device) }
             }
             scanSession = session
             session.start()
@@ -203,5 +211,16 @@ extension BlueZDeviceService {
             return .unavailable("\(reply.name): \(reply.message)")
         default: return .failed("\(reply.name): \(reply.message)")
         }
+    }
+}
+
+/// What a scan has reported, per address. Confined to the bus queue.
+final class ScanReports: @unchecked Sendable {
+    private var reported: [SensorAddress: (name: String?, services: [String])] = [:]
+
+    func isNew(_ d: DiscoveredDevice) -> Bool {
+        if let r = reported[d.address], r.name == d.name, r.services == d.services { return false }
+        reported[d.address] = (d.name, d.services)
+        return true
     }
 }

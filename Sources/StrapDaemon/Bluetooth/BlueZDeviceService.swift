@@ -56,6 +56,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     var rssi: [SensorAddress: RSSIReading] = [:]
     var connectWaiters: [SensorAddress: [Waiter]] = [:]
     var scanSession: DiscoverySession?
+    private var characteristics: [String: GATTCharacteristic?] = [:]
     private var busRetry: DispatchSourceTimer?
     private var busRetryDelay = 1.0
     private var rssiTimer: DispatchSourceTimer?
@@ -217,14 +218,14 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     // MARK: SensorSink (called on the bus queue)
 
     public func received(_ n: RawNotification) {
-        guard let characteristic = GATTCharacteristic(parsing: n.characteristic) else {
+        guard let characteristic = characteristic(n.characteristic) else {
             return logger.debug("ignoring notification of unknown characteristic \(n.characteristic)", fields: ["DEVICE_ADDRESS": n.device])
         }
         submit(.notification(n.device, characteristic, n.value, Self.time(n)))
     }
 
     public func read(device: String, characteristic: String, value: [UInt8]) {
-        guard let c = GATTCharacteristic(parsing: characteristic) else {
+        guard let c = self.characteristic(characteristic) else {
             return logger.debug("ignoring read of unknown characteristic \(characteristic)", fields: ["DEVICE_ADDRESS": device])
         }
         submit(.read(device, c, value, Clock.now()))
@@ -255,6 +256,14 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             // With auto_connect off, a sensor that drops stays down until `devices.connect`.
             if !settings.bluetooth.autoConnect, phase != .idle { queue.async { [weak self] in self?.manager?.remove(address: device) } }
         }
+    }
+
+    /// UUID string → characteristic, parsed once per UUID rather than per notification.
+    private func characteristic(_ uuid: String) -> GATTCharacteristic? {
+        if let cached = characteristics[uuid] { return cached }
+        let parsed = GATTCharacteristic(parsing: uuid)
+        characteristics[uuid] = parsed
+        return parsed
     }
 
     static func time(_ n: RawNotification) -> ReceiveTime {
