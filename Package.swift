@@ -38,7 +38,7 @@ let package = Package(
         .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
-                                                    "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims"]),
+                                                    "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims", "CBluetooth"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
@@ -48,7 +48,9 @@ let package = Package(
                                                               "StrapDaemon", "StrapIngest", "StrapSimulator"]),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
-        // Tests: one target per module, fixtures under Tests/Fixtures.
+        // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
+        // bed is a plain target so both the BlueZ and the daemon tests can use it.
+        .target(name: "MockBlueZSupport", dependencies: ["StrapBlueZ", "StrapDBus"], path: "Tests/MockBlueZSupport"),
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
         .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
@@ -57,10 +59,11 @@ let package = Package(
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
         .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
-        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT"]),
+        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
         .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator",
-                                                             "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl"]),
+                                                             "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl",
+                                                             "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
     ]
 )

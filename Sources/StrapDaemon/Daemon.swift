@@ -28,6 +28,7 @@ public final class Daemon: @unchecked Sendable {
     private var simulator: SimulatorSource?
     private var replay: ReplaySource?
     private var recorder: Recorder?
+    private var bluetooth: BlueZDeviceService?
     private var watchdog: WatchdogPinger?
     private var signals: SignalWatcher?
     private var statusTimer: DispatchSourceTimer?
@@ -132,8 +133,9 @@ public final class Daemon: @unchecked Sendable {
             logger.notice("simulating \(simulation.devices.count) device(s): \(simulation.devices.map(\.identity.name).joined(separator: ", "))")
             return SimulatedDeviceService(identities: source.identities)
         }
-        logger.warning("no Bluetooth support compiled in yet: running without sensors (use --simulate)")
-        return SimulatedDeviceService(identities: [])
+        let service = startBluetooth(pipeline: pipeline)
+        bluetooth = service
+        return service
     }
 
     // MARK: status
@@ -165,7 +167,7 @@ public final class Daemon: @unchecked Sendable {
                             mode: options.replay != nil ? "replay" : options.simulate != nil ? "simulate" : "bluetooth",
                             connectedSensors: context.directory.connectedCount, knownSensors: context.devices.snapshot().filter(\.known).count,
                             sampleRate: rate.perSecond, pipeline: context.pipeline.counters, store: storeStatus,
-                            degraded: degraded.map { "store: \($0)" }, clients: server.map { s in s.queue.sync { s.connectionCount } } ?? 0,
+                            degraded: degraded.map { "store: \($0)" } ?? bluetooth?.degraded.map { "bluetooth: \($0)" }, clients: server.map { s in s.queue.sync { s.connectionCount } } ?? 0,
                             liveSubscribers: context.live.subscriberCount)
     }
 
@@ -191,6 +193,7 @@ public final class Daemon: @unchecked Sendable {
             let new = parsed.configuration
             logger.minimumLevel = DaemonSetup.logLevel(new.daemon.logLevel)
             context?.access = DaemonSetup.accessPolicy(new.access) { logger.warning($0) }
+            bluetooth?.reload(bluetooth: new.bluetooth, devices: new.devices)
             if new.daemon != configuration.daemon || new.store != configuration.store {
                 logger.warning("reload: [daemon] and [store] changes take effect after a restart")
             }
@@ -211,6 +214,7 @@ public final class Daemon: @unchecked Sendable {
             logger.notice("stopping")
             _ = try? SystemdNotifier.notify(.stopping)
             simulator?.stop()
+            bluetooth?.stop()
             watchdog?.stop()
             statusTimer?.cancel()
             if let context {

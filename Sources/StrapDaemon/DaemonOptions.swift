@@ -14,6 +14,14 @@ public struct DaemonOptions: Sendable, Equatable {
     public var overrides: [ConfigOverride] = []
     public var showVersion = false
     public var showHelp = false
+    /// The D-Bus address BlueZ is reached on instead of the system bus. Not a flag: a seam
+    /// for tests, which run daemons in parallel in one process and so cannot use
+    /// `setenv("DBUS_SYSTEM_BUS_ADDRESS")` (the environment variable still works for strapd).
+    public var systemBusAddress: String?
+    /// Send StrapBlueZ's log (`BusLog`, process-global) to this daemon's logger. Tests that
+    /// run daemons next to the BlueZ tests in one process turn it off so they don't steal
+    /// each other's handler.
+    public var forwardBusLog = true
 
     public struct ConfigOverride: Sendable, Equatable {
         public var flag: String

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import StrapBlueZ
 import StrapDBus
+import MockBlueZSupport
 import Testing
 
 /// An org.bluez that is not there (yet): the client logs, waits and picks it up later.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import StrapBlueZ
 import StrapDBus
+import MockBlueZSupport
 import Testing
 
 /// The DBusValue codec checked against foreign implementations: values we encode are read

@@ -1,6 +1,7 @@
 import Foundation
 import StrapBlueZ
 import StrapDBus
+import MockBlueZSupport
 import Testing
 
 /// Every scripted fault of the mock bluetoothd: the link must recover by itself, and no

@@ -1,6 +1,7 @@
 import Foundation
 import StrapBlueZ
 import StrapDBus
+import MockBlueZSupport
 import Testing
 
 /// Opt-in pairing through strapd's org.bluez.Agent1 (NoInputNoOutput), against the mock.

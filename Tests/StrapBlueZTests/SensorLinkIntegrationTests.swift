@@ -2,6 +2,7 @@ import Foundation
 import StrapBlueZ
 import StrapDBus
 import StrapGATT
+import MockBlueZSupport
 import Testing
 
 /// Sensor links against the mock bluetoothd (Tests/Fixtures/mockbluez): a mock, not real

@@ -1,6 +1,7 @@
 import Foundation
 import StrapBlueZ
 import StrapDBus
+import MockBlueZSupport
 import Testing
 
 /// Ten mock sensors notifying at 4 Hz each: every notification arrives exactly once and in

@@ -185,6 +185,15 @@ public final class SensorManager: @unchecked Sendable {
         }
     }
 
+    /// BlueZ keeps one discovery session per D-Bus client, so a `DiscoverySession` that
+    /// stops also ends the discovery this manager runs for missing sensors: call this after
+    /// one stops to start it again where still wanted.
+    public func resumeDiscovery() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        discovering = []
+        updateDiscovery()
+    }
+
     private func retryDiscovery(_ why: String) {
         let delay = discoveryBackoff.next()
         BusLog.warning("\(why); retrying in \(delay.formatted) s")

@@ -2,17 +2,19 @@ import Dispatch
 import Foundation
 import StrapBlueZ
 import StrapDBus
-import Testing
+
+// The mock BlueZ test bed, shared by StrapBlueZTests and StrapDaemonTests (a plain target,
+// since test targets cannot depend on each other).
 
 /// Paths and availability of the external tools the integration tests need.
-enum TestTools {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+public enum TestTools {
+    public static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/mockbluez")
     /// Debian's interpreter: the python3 first on PATH may lack python3-dbus (swift-linux-notes §5).
-    static let python = "/usr/bin/python3"
-    static let dbusDaemon = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let python = "/usr/bin/python3"
+    public static let dbusDaemon = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
-    static let available: Bool = {
+    public static let available: Bool = {
         guard dbusDaemon != nil, FileManager.default.isExecutableFile(atPath: python) else { return false }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: python)
@@ -23,18 +25,18 @@ enum TestTools {
         return p.terminationStatus == 0
     }()
 
-    static var skipReason: Comment { "needs dbus-daemon and /usr/bin/python3 with python3-dbus and python3-dbusmock (scripts/deps.sh)" }
+    public static let skipText = "needs dbus-daemon and /usr/bin/python3 with python3-dbus and python3-dbusmock (scripts/deps.sh)"
 }
 
 /// A child process killed by PID when the test is done, whatever happened.
-final class Child: @unchecked Sendable {
-    let process = Process()
+public final class Child: @unchecked Sendable {
+    public let process = Process()
     private let output = Pipe()
     private let lock = NSLock()
     private var lines: [String] = []
     private var buffer = Data()
 
-    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], quiet: Bool = false) throws {
+    public init(_ executable: String, _ arguments: [String], environment: [String: String] = [:], quiet: Bool = false) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
@@ -59,7 +61,7 @@ final class Child: @unchecked Sendable {
     }
 
     /// Waits for the first stdout line satisfying `match` (startup handshakes).
-    func waitForLine(timeout: TimeInterval = 20, _ match: (String) -> Bool) throws -> String {
+    public func waitForLine(timeout: TimeInterval = 20, _ match: (String) -> Bool) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             lock.lock()
@@ -72,11 +74,11 @@ final class Child: @unchecked Sendable {
         throw TestBedError.timeout("waiting for output of \(process.executableURL?.lastPathComponent ?? "?")")
     }
 
-    func kill(_ signal: Int32 = SIGTERM) {
+    public func kill(_ signal: Int32 = SIGTERM) {
         if process.isRunning { Foundation.kill(process.processIdentifier, signal) }
     }
 
-    func waitForExit(timeout: TimeInterval = 10) {
+    public func waitForExit(timeout: TimeInterval = 10) {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
         if process.isRunning { Foundation.kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
@@ -88,11 +90,11 @@ final class Child: @unchecked Sendable {
     }
 }
 
-enum TestBedError: Error, CustomStringConvertible {
+public enum TestBedError: Error, CustomStringConvertible {
     case timeout(String)
     case childExited(String, Int32)
     case command(String)
-    var description: String {
+    public var description: String {
         switch self {
         case .timeout(let what): "timed out \(what)"
         case .childExited(let name, let status): "\(name) exited with \(status)"
@@ -102,12 +104,12 @@ enum TestBedError: Error, CustomStringConvertible {
 }
 
 /// A private dbus-daemon with a system-bus-like config, in its own temp directory.
-final class PrivateBus: @unchecked Sendable {
-    let directory: URL
-    let address: String
+public final class PrivateBus: @unchecked Sendable {
+    public let directory: URL
+    public let address: String
     private let daemon: Child
 
-    init() throws {
+    public init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("strapd-bluez-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let template = try String(contentsOf: TestTools.fixtures.appendingPathComponent("bus.conf"), encoding: .utf8)
@@ -119,7 +121,7 @@ final class PrivateBus: @unchecked Sendable {
         address = try daemon.waitForLine { $0.hasPrefix("unix:") }
     }
 
-    func python(_ script: String, _ arguments: [String] = []) throws -> Child {
+    public func python(_ script: String, _ arguments: [String] = []) throws -> Child {
         try Child(TestTools.python, ["-u", TestTools.fixtures.appendingPathComponent(script).path] + arguments,
                   environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
     }
@@ -132,7 +134,7 @@ final class PrivateBus: @unchecked Sendable {
 }
 
 /// Runs `body` on the bus queue and waits for the value it eventually delivers.
-func onQueue<T: Sendable>(_ queue: DispatchQueue, timeout: TimeInterval = 20,
+public func onQueue<T: Sendable>(_ queue: DispatchQueue, timeout: TimeInterval = 20,
                           _ body: @escaping @Sendable (@escaping @Sendable (T) -> Void) -> Void) throws -> T {
     let box = ResultBox<T>()
     let done = DispatchSemaphore(value: 0)
@@ -143,15 +145,16 @@ func onQueue<T: Sendable>(_ queue: DispatchQueue, timeout: TimeInterval = 20,
     return value
 }
 
-final class ResultBox<T: Sendable>: @unchecked Sendable {
+public final class ResultBox<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var value: T?
-    func set(_ v: T) { lock.lock(); if value == nil { value = v }; lock.unlock() }
-    func get() -> T? { lock.lock(); defer { lock.unlock() }; return value }
+    public init() {}
+    public func set(_ v: T) { lock.lock(); if value == nil { value = v }; lock.unlock() }
+    public func get() -> T? { lock.lock(); defer { lock.unlock() }; return value }
 }
 
 /// Polls `condition` until true; integration tests wait for outcomes, never assert durations.
-func eventually(timeout: TimeInterval = 30, _ what: String, _ condition: () -> Bool) throws {
+public func eventually(timeout: TimeInterval = 30, _ what: String, _ condition: () -> Bool) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while Date() < deadline {
         if condition() { return }
@@ -160,9 +163,10 @@ func eventually(timeout: TimeInterval = 30, _ what: String, _ condition: () -> B
     throw TestBedError.timeout(what)
 }
 
-final class ResultList<T: Sendable>: @unchecked Sendable {
+public final class ResultList<T: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
     private var _items: [T] = []
-    func append(_ item: T) { lock.lock(); _items.append(item); lock.unlock() }
-    var items: [T] { lock.lock(); defer { lock.unlock() }; return _items }
+    public init() {}
+    public func append(_ item: T) { lock.lock(); _items.append(item); lock.unlock() }
+    public var items: [T] { lock.lock(); defer { lock.unlock() }; return _items }
 }

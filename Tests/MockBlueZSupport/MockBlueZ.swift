@@ -1,0 +1,84 @@
+import Dispatch
+import Foundation
+import StrapBlueZ
+import StrapDBus
+
+/// One private bus with the mock bluetoothd on it, driven over its control interface.
+public final class MockBlueZ: @unchecked Sendable {
+    public struct SensorSpec {
+        public var address: String
+        public var kind: String
+        public var hz: Int = 4
+        public init(address: String, kind: String, hz: Int = 4) {
+            self.address = address
+            self.kind = kind
+            self.hz = hz
+        }
+    }
+
+    public let bus: PrivateBus
+    public let sensors: [SensorSpec]
+    private let config: URL
+    private let state: URL
+    public private(set) var process: Child?
+    private let queue = DispatchQueue(label: "mock-control")
+    private var control: Bus?
+
+    /// `known: false`: BlueZ has no device object until a discovery finds the sensor.
+    public init(sensors: [SensorSpec], streaming: Bool = true, known: Bool = true, start: Bool = true) throws {
+        bus = try PrivateBus()
+        self.sensors = sensors
+        config = bus.directory.appendingPathComponent("mock.json")
+        state = bus.directory.appendingPathComponent("mock-state.json")
+        let json: [String: Any] = ["streaming": streaming, "known": known, "sensors": sensors.map { ["address": $0.address, "kind": $0.kind, "hz": $0.hz] }]
+        try JSONSerialization.data(withJSONObject: json).write(to: config)
+        let address = bus.address
+        control = try queue.sync { [queue] in try Bus.connect(address: address, queue: queue) }
+        if start { try launch() }
+    }
+
+    public func launch() throws {
+        let child = try bus.python("mockbluez.py", ["--config", config.path, "--state", state.path])
+        _ = try child.waitForLine { $0 == "ready" }
+        process = child
+    }
+
+    /// bluetoothd dies (sequence numbers saved), then a new one takes org.bluez.
+    public func restart(downtime: TimeInterval = 0.5) throws {
+        _ = try call("Shutdown")
+        process?.waitForExit()
+        Thread.sleep(forTimeInterval: downtime)
+        try launch()
+    }
+
+    @discardableResult
+    public func call(_ member: String, _ args: [DBusValue] = []) throws -> [DBusValue] {
+        let control = self.control!
+        let result: Result<[DBusValue], BusError> = try onQueue(queue) { done in
+            control.call(destination: "org.bluez", path: ObjectPath(unchecked: "/strapmock"), interface: "org.strapd.MockBlueZ",
+                         member: member, arguments: args) { done($0) }
+        }
+        return try result.get()
+    }
+
+    public func stats() throws -> [String: Any] {
+        guard let text = try call("Stats").first?.string,
+              let object = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return [:] }
+        return object
+    }
+
+    public func sent(_ address: String) throws -> Int { ((try stats()["sent"] as? [String: Any])?[address] as? Int) ?? -1 }
+    public func startNotifyCalls(_ address: String) throws -> Int { ((try stats()["start_notify"] as? [String: Any])?[address] as? Int) ?? 0 }
+    public func acquireCalls(_ address: String) throws -> Int { ((try stats()["acquire_notify"] as? [String: Any])?[address] as? Int) ?? 0 }
+    public func events() throws -> [[Any]] { (try stats()["events"] as? [[Any]]) ?? [] }
+
+    public func setFault(_ address: String, _ fault: String, _ count: Int32 = 1) throws {
+        try call("SetFault", [.string(address), .string(fault), .int32(count)])
+    }
+
+    deinit {
+        if let control { queue.sync { control.close() } }
+        process?.kill(SIGKILL)
+        process?.waitForExit()
+    }
+}

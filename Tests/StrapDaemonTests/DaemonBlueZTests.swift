@@ -1,0 +1,178 @@
+import Foundation
+import MockBlueZSupport
+import StrapControl
+import StrapDBus
+import StrapWire
+import Testing
+@testable import StrapDaemon
+
+/// strapd without `--simulate`, against the MOCK bluetoothd (Tests/Fixtures/mockbluez on a
+/// private dbus-daemon), not real BlueZ or radios: everything through the real socket.
+@Suite(.enabled(if: TestTools.available, TestTools.skipReason))
+struct DaemonBlueZTests {
+    /// Scan, pair, connect, stream into the store, a drop and reconnect seen live and in the
+    /// data with nothing lost, remembered across a restart and reconnected, then reset
+    /// energy, disconnect and forget.
+    @Test func recordsARealSensorThroughItsWholeLife() throws {
+        let hr = "C0:DA:E0:00:00:01"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5)], known: false)
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let status = h.strapctl("status")
+        #expect(status.exitCode == 0 && status.stdout.contains("(bluetooth)"))
+
+        // Scan: the sensor is not known to BlueZ until discovery finds it.
+        let scan = h.strapctl("scan", "--timeout", "2")
+        #expect(scan.exitCode == 0 && scan.stdout.contains(hr) && scan.stdout.contains("Mock HR"), "\(scan.stdout)\(scan.stderr)")
+
+        // Pair through strapd's agent ([bluetooth] pair_agent = yes).
+        let pair = h.strapctl("pair", hr)
+        #expect(pair.exitCode == 0 && pair.stdout == "paired \(hr)\n", "\(pair.stderr)")
+        #expect((try mock.stats()["pair_results"] as? [[String]])?.last == [hr, "paired"])
+
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe"}"#).isOK)
+
+        // Connect: answered once streaming; remembered in known-devices.json.
+        let connect = h.strapctl("connect", hr)
+        #expect(connect.exitCode == 0 && connect.stdout == "connected \(hr)\n", "\(connect.stderr)")
+        let knownFile = h.stateDirectory + "/known-devices.json"
+        #expect(try String(contentsOfFile: knownFile, encoding: .utf8).contains(hr))
+        _ = try live.read { $0.event == "link" && $0.data.bool("up") == true }
+
+        // Notifications are decoded from the mock's bytes and stored.
+        try eventually("HR samples stored") { ((try? h.stored("heartRate")) ?? []).count >= 8 }
+
+        // RSSI: present, or absent with a reason (this kernel has no AF_BLUETOOTH).
+        try eventually("RSSI measured") {
+            let info = (try? h.info(hr)) ?? [:]
+            return info.int("rssi") != nil || (info.string("rssiUnavailable").map { $0 != "not measured yet" } ?? false)
+        }
+        let info = try h.info(hr)
+        #expect(info.bool("known") == true && info.bool("connected") == true && info.bool("paired") == true)
+        #expect(info.int("battery") == 87)
+        let infoText = h.strapctl("info", hr)
+        #expect(infoText.stdout.contains("rssi") && infoText.stdout.contains("known:"), "\(infoText.stdout)")
+
+        // The link drops with BlueZ's reason and comes back by itself.
+        try mock.call("Drop", [.string(hr), .string("org.bluez.Reason.Timeout")])
+        let down = try live.read { $0.event == "link" && $0.data.bool("up") == false }.match.data
+        #expect(down.string("reason")?.hasPrefix("org.bluez.Reason.Timeout") == true)
+        let up = try live.read { $0.event == "link" && $0.data.bool("up") == true }.match.data
+        let downTime = try #require(down.string("time")), upTime = try #require(up.string("time"))
+        try eventually("streaming again") { ((try? h.stored("heartRate")) ?? []).contains { ($0.string("start") ?? "") > upTime } }
+
+        // Quiesce, then every notification the mock sent is stored once, in order, and none
+        // while the link was down: the drop is a gap in the data, not a loss.
+        try mock.call("SetStreaming", [.boolean(false)])
+        try eventually("everything sent is stored") { (try? h.stored("heartRate").count) == (try? mock.sent(hr)) }
+        var samples = try h.stored("heartRate")
+        #expect(Self.consecutive(mockSequence(samples)))
+        #expect(samples.contains { ($0.string("start") ?? "") <= downTime })
+        #expect(!samples.contains { ($0.string("start") ?? "") > downTime && ($0.string("start") ?? "") < upTime })
+        #expect(try h.info(hr).string("lastDisconnectReason")?.hasPrefix("org.bluez.Reason.Timeout") == true)
+
+        // Restart: the known device is reconnected without being asked.
+        let before = samples.count
+        try h.restart()
+        try mock.call("SetStreaming", [.boolean(true)])
+        try eventually("reconnected after restart") { ((try? h.stored("heartRate")) ?? []).count >= before + 5 }
+        try mock.call("SetStreaming", [.boolean(false)])
+        try eventually("everything sent is stored after restart") { (try? h.stored("heartRate").count) == (try? mock.sent(hr)) }
+        samples = try h.stored("heartRate")
+        #expect(Self.consecutive(mockSequence(samples)))
+        #expect(try h.info(hr).bool("known") == true)
+
+        // Energy reset writes 0x01 to the control point.
+        let reset = h.strapctl("reset-energy", hr)
+        #expect(reset.exitCode == 0, "\(reset.stderr)")
+        #expect(try mock.events().contains { ($0.first as? String) == "WriteValue" && ($0[2] as? String) == "2a39" })
+
+        // Disconnect: stays known, not auto-connected (also saved for the next start).
+        let disconnect = h.strapctl("disconnect", hr)
+        #expect(disconnect.exitCode == 0, "\(disconnect.stderr)")
+        try eventually("disconnected") { (try? h.info(hr).bool("connected")) == false }
+        #expect(try h.info(hr).bool("known") == true)
+        #expect(try String(contentsOfFile: knownFile, encoding: .utf8).contains(#""autoConnect" : false"#))
+
+        // Forget: removed from BlueZ and from the file.
+        let forget = h.strapctl("forget", hr)
+        #expect(forget.exitCode == 0, "\(forget.stderr)")
+        #expect(try mock.events().contains { ($0.first as? String) == "RemoveDevice" })
+        #expect(try !String(contentsOfFile: knownFile, encoding: .utf8).contains(hr))
+        #expect(try h.info(hr).bool("known") == false)
+    }
+
+    /// Without bluetoothd the daemon starts, says why it is degraded, answers device
+    /// operations with `unavailable`, and recovers when bluetoothd appears.
+    @Test func startsDegradedWithoutBluetoothdAndRecovers() throws {
+        let hr = "C0:DA:E0:00:00:02"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")], start: false)
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("degraded") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result.string("degraded"))?.hasPrefix("bluetooth: bluetoothd is not running") == true
+        }
+        let connect = h.strapctl("connect", hr)
+        #expect(connect.exitCode == ExitCode.daemonError && connect.stderr.contains("unavailable"), "\(connect.stderr)")
+        try mock.launch()
+        try eventually("ready once bluetoothd is there") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        #expect(h.strapctl("connect", hr).exitCode == 0)
+    }
+
+    /// No D-Bus at all: still starts, degraded, and never crashes on device operations.
+    @Test func startsWithoutASystemBus() throws {
+        let h = try BlueZDaemonHarness(busAddress: "unix:path=/nonexistent/strapd-test-bus")
+        let status = try h.client().call(#"{"id":1,"op":"status"}"#).result
+        #expect(status.string("degraded")?.hasPrefix("bluetooth: no system D-Bus") == true)
+        let scan = h.strapctl("scan", "--timeout", "1")
+        #expect(scan.exitCode == ExitCode.daemonError && scan.stderr.contains("unavailable"), "\(scan.stderr)")
+    }
+
+    /// A corrupt known-devices file is kept aside and reported; the daemon still starts and
+    /// the next save writes a fresh file.
+    @Test func corruptKnownDevicesFileIsSetAside() throws {
+        let hr = "C0:DA:E0:00:00:03"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, startNow: false)
+        let file = h.stateDirectory + "/known-devices.json"
+        try "{\"version\":1,\"devices\":[{\"addr".write(toFile: file, atomically: true, encoding: .utf8)
+        try h.start()
+        #expect(FileManager.default.fileExists(atPath: file + ".corrupt"))
+        #expect(try h.client().call(#"{"id":1,"op":"status"}"#).isOK)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        #expect(h.strapctl("connect", hr).exitCode == 0)
+        #expect(try String(contentsOfFile: file, encoding: .utf8).contains(hr))
+    }
+
+    /// A device remembered in the file but unknown to BlueZ (cache cleared, new adapter) is
+    /// rediscovered and connected at start, without any request; a user's scan that ends
+    /// meanwhile does not stop that.
+    @Test func knownDeviceMissingFromBlueZIsRediscoveredAtStart() throws {
+        let csc = "C0:DA:E0:00:00:04"
+        let mock = try MockBlueZ(sensors: [.init(address: csc, kind: "csc", hz: 5)], known: false)
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, startNow: false)
+        try #"{"version":1,"devices":[{"address":"\#(csc.lowercased())","autoConnect":true}]}"#
+            .write(toFile: h.stateDirectory + "/known-devices.json", atomically: true, encoding: .utf8)
+        try h.start()
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let scan = h.strapctl("scan", "--timeout", "1")
+        #expect(scan.exitCode == 0 && scan.stdout.contains(csc), "\(scan.stdout)\(scan.stderr)")
+        try eventually("cycling samples stored") { ((try? h.stored("cyclingCadence")) ?? []).count + ((try? h.stored("cyclingSpeed")) ?? []).count >= 3 }
+        let info = try h.info(csc)
+        #expect(info.bool("known") == true && info.bool("connected") == true)
+    }
+
+    /// Each value is the previous + 1 (mod 120, the mock's bpm cycle): none lost or repeated.
+    static func consecutive(_ seq: [Int]) -> Bool {
+        !seq.isEmpty && zip(seq, seq.dropFirst()).allSatisfy { ($0.1 - $0.0 + 120) % 120 == 1 }
+    }
+}
