@@ -50,7 +50,7 @@ extension DeviceIngest {
             case .baseline: break
             case let .advanced(by: kj), let .wrapped(by: kj), let .reset(by: kj):
                 if kj > 0 {
-                    let meta = ["raw": String(raw)]
+                    let meta = ["counter": String(raw)]  // the sensor's cumulative kJ as sent
                     out.samples.append(sample(.energyExpended, Double(kj), start, end: wall, metadata: meta))
                     out.samples.append(sample(.activeEnergy, Double(kj) / 4.184, start, end: wall,
                                               metadata: ["source": "sensorEnergyExpended"]))
