@@ -1,24 +1,26 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer binary per decoder family (StrapGATT's sources + one entry point,
 # compiled with -sanitize=fuzzer,address) and runs each for SECONDS (default 60).
-# Usage: scripts/fuzz.sh [SECONDS] [FAMILY...]   families: heart-rate cycling running device
+# Usage: scripts/fuzz.sh [SECONDS] [FAMILY...]   families: heart-rate cycling running device wire
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 FAMILIES=("$@")
-[ ${#FAMILIES[@]} -gt 0 ] || FAMILIES=(heart-rate cycling running device)
+[ ${#FAMILIES[@]} -gt 0 ] || FAMILIES=(heart-rate cycling running device wire)
 mkdir -p fuzz/bin
-declare -A ENTRY=([heart-rate]=HeartRateFuzz [cycling]=CyclingFuzz [running]=RunningFuzz [device]=DeviceFuzz)
+declare -A ENTRY=([heart-rate]=HeartRateFuzz [cycling]=CyclingFuzz [running]=RunningFuzz [device]=DeviceFuzz [wire]=WireFuzz)
+# Which module's sources each entry point is compiled with (all pure, no dependencies).
+declare -A MODULE=([heart-rate]=StrapGATT [cycling]=StrapGATT [running]=StrapGATT [device]=StrapGATT [wire]=StrapWire)
 status=0
 for family in "${FAMILIES[@]}"; do
   entry=${ENTRY[$family]:?unknown family $family}
   bin=fuzz/bin/$family
-  srcs=(Sources/StrapGATT/*.swift Tests/Fuzz/FuzzInput.swift "Tests/Fuzz/$entry.swift")
+  srcs=(Sources/${MODULE[$family]}/*.swift Tests/Fuzz/FuzzInput.swift "Tests/Fuzz/$entry.swift")
   if [ ! -x "$bin" ] || [ -n "$(find "${srcs[@]}" scripts/fuzz.sh -newer "$bin" 2>/dev/null)" ]; then
     echo "fuzz: building $family"
     # ld.gold warns about ASan-internal symbols it cannot export; harmless, so filtered.
-    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name StrapGATTFuzz \
+    swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "${MODULE[$family]}Fuzz" \
       "${srcs[@]}" -o "$bin" 2> >(grep -v "Cannot export local symbol" >&2)
   fi
   corpus=fuzz/corpus-$family
