@@ -78,3 +78,20 @@ import StrapModel
         #expect(QuantityType.heartRate.code == 1 && QuantityType.sensorContact.code == 13)
     }
 }
+
+@Suite struct WorkoutCodingTests {
+    @Test func workoutJSONUsesRFC3339AndRoundTrips() throws {
+        var w = Workout(activityType: "cycling", locationType: .indoor, start: 1_767_225_600_000, end: 1_767_229_200_250,
+                        deviceIDs: ["d1"], events: [.init(kind: "lap", time: 1_767_227_000_000, metadata: ["n": "1"])],
+                        laps: [.init(start: 1_767_225_600_000, end: 1_767_227_000_000, summary: ["distance": 1000])],
+                        summary: ["kcal": 321.5])
+        w.anchor = 9
+        let obj = try JSONSerialization.jsonObject(with: JSONEncoder().encode(w)) as! [String: Any]
+        #expect(obj["type"] as? String == "workout")
+        #expect(obj["end"] as? String == "2026-01-01T01:00:00.250Z")
+        #expect(((obj["events"] as? [[String: Any]])?.first?["time"]) as? String == "2026-01-01T00:23:20.000Z")
+        #expect(try JSONDecoder().decode(Workout.self, from: JSONEncoder().encode(w)) == w)
+        let stored = try JSONDecoder().decode(StoredObject.self, from: JSONEncoder().encode(StoredObject.workout(w)))
+        #expect(stored == .workout(w))
+    }
+}
