@@ -150,3 +150,41 @@ public struct StatisticsInterval: Sendable, Codable, Hashable {
         return out
     }
 }
+
+extension Statistics {
+    enum CodingKeys: String, CodingKey {
+        case type, unit, start, end, count, average, minimum, maximum, mostRecent, mostRecentTime, sum, bySource
+    }
+
+    /// Times as RFC 3339 with milliseconds (spec §6); empty values as null.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(type.unit, forKey: .unit)
+        try c.encode(RFC3339.string(start), forKey: .start)
+        try c.encode(RFC3339.string(end), forKey: .end)
+        try c.encode(count, forKey: .count)
+        try c.encode(average, forKey: .average)
+        try c.encode(minimum, forKey: .minimum)
+        try c.encode(maximum, forKey: .maximum)
+        try c.encode(mostRecent, forKey: .mostRecent)
+        try c.encode(mostRecentTime.map(RFC3339.string), forKey: .mostRecentTime)
+        try c.encode(sum, forKey: .sum)
+        try c.encodeIfPresent(bySource, forKey: .bySource)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        type = try c.decode(QuantityType.self, forKey: .type)
+        start = try c.decodeTime(.start)
+        end = try c.decodeTime(.end)
+        count = try c.decodeIfPresent(Int.self, forKey: .count) ?? 0
+        average = try c.decodeIfPresent(Double.self, forKey: .average)
+        minimum = try c.decodeIfPresent(Double.self, forKey: .minimum)
+        maximum = try c.decodeIfPresent(Double.self, forKey: .maximum)
+        mostRecent = try c.decodeIfPresent(Double.self, forKey: .mostRecent)
+        mostRecentTime = try c.decodeIfPresent(String.self, forKey: .mostRecentTime).flatMap(RFC3339.parse)
+        sum = try c.decodeIfPresent(Double.self, forKey: .sum)
+        bySource = try c.decodeIfPresent([String: Statistics].self, forKey: .bySource)
+    }
+}

@@ -95,3 +95,21 @@ import StrapModel
         #expect(stored == .workout(w))
     }
 }
+
+@Suite struct StatisticsCodingTests {
+    @Test func statisticsJSONHasNullsForEmptyAndRoundTrips() throws {
+        var a = Aggregate()
+        a.add(70, start: 1_767_225_601_000, anchor: 3)
+        a.add(90, start: 1_767_225_602_000, anchor: 4)
+        var st = Statistics(type: .heartRate, start: 1_767_225_600_000, end: 1_767_229_200_000, aggregate: a,
+                            options: [.average, .maximum, .mostRecent])
+        st.bySource = ["d1": Statistics(type: .heartRate, start: 1_767_225_600_000, end: 1_767_229_200_000,
+                                        aggregate: Aggregate(), options: .average)]
+        let data = try JSONEncoder().encode(st)
+        let obj = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+        #expect(obj["start"] as? String == "2026-01-01T00:00:00.000Z")
+        #expect(obj["average"] as? Double == 80 && obj["maximum"] as? Double == 90 && obj["mostRecent"] as? Double == 90)
+        #expect(obj["minimum"] is NSNull && obj["sum"] is NSNull)
+        #expect(try JSONDecoder().decode(Statistics.self, from: data) == st)
+    }
+}
