@@ -135,8 +135,12 @@ public struct StatisticsInterval: Sendable, Codable, Hashable {
         var cal = Calendar(identifier: .gregorian)
         cal.timeZone = timeZone
         let anchorDate = Date(millis: anchor)
+        // Minutes and hours are absolute durations in Calendar arithmetic too (adding an hour
+        // across a DST change moves one real hour), so they need no calendar call per interval.
+        let fixed: Millis? = unit == .minutes ? 60_000 * Millis(count) : unit == .hours ? 3_600_000 * Millis(count) : nil
         func start(_ k: Int) -> Millis {
-            cal.date(byAdding: component, value: k * count, to: anchorDate)!.millis
+            if let fixed { return anchor + Millis(k) * fixed }
+            return cal.date(byAdding: component, value: k * count, to: anchorDate)!.millis
         }
         var k = Int((Double(from - anchor) / approxMillis).rounded(.down))
         while start(k) > from { k -= 1 }
