@@ -53,6 +53,9 @@ public struct Sample: Sendable, Hashable {
         extras = nil
     }
 
+    /// Whether metadata or beats are present.
+    @inlinable public var hasExtras: Bool { extras != nil }
+
     public var startDate: Date { Date(millis: start) }
     public var endDate: Date { Date(millis: end) }
 }

@@ -135,8 +135,12 @@ public struct StatisticsInterval: Sendable, Codable, Hashable {
         var cal = Calendar(identifier: .gregorian)
         cal.timeZone = timeZone
         let anchorDate = Date(millis: anchor)
+        // Minutes and hours are absolute durations in Calendar arithmetic too (adding an hour
+        // across a DST change moves one real hour), so they need no calendar call per interval.
+        let fixed: Millis? = unit == .minutes ? 60_000 * Millis(count) : unit == .hours ? 3_600_000 * Millis(count) : nil
         func start(_ k: Int) -> Millis {
-            cal.date(byAdding: component, value: k * count, to: anchorDate)!.millis
+            if let fixed { return anchor + Millis(k) * fixed }
+            return cal.date(byAdding: component, value: k * count, to: anchorDate)!.millis
         }
         var k = Int((Double(from - anchor) / approxMillis).rounded(.down))
         while start(k) > from { k -= 1 }
@@ -148,5 +152,43 @@ public struct StatisticsInterval: Sendable, Codable, Hashable {
             if out.count > 10_000_000 { throw .badRequest("too many intervals") }
         }
         return out
+    }
+}
+
+extension Statistics {
+    enum CodingKeys: String, CodingKey {
+        case type, unit, start, end, count, average, minimum, maximum, mostRecent, mostRecentTime, sum, bySource
+    }
+
+    /// Times as RFC 3339 with milliseconds (spec §6); empty values as null.
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(type.unit, forKey: .unit)
+        try c.encode(RFC3339.string(start), forKey: .start)
+        try c.encode(RFC3339.string(end), forKey: .end)
+        try c.encode(count, forKey: .count)
+        try c.encode(average, forKey: .average)
+        try c.encode(minimum, forKey: .minimum)
+        try c.encode(maximum, forKey: .maximum)
+        try c.encode(mostRecent, forKey: .mostRecent)
+        try c.encode(mostRecentTime.map(RFC3339.string), forKey: .mostRecentTime)
+        try c.encode(sum, forKey: .sum)
+        try c.encodeIfPresent(bySource, forKey: .bySource)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        type = try c.decode(QuantityType.self, forKey: .type)
+        start = try c.decodeTime(.start)
+        end = try c.decodeTime(.end)
+        count = try c.decodeIfPresent(Int.self, forKey: .count) ?? 0
+        average = try c.decodeIfPresent(Double.self, forKey: .average)
+        minimum = try c.decodeIfPresent(Double.self, forKey: .minimum)
+        maximum = try c.decodeIfPresent(Double.self, forKey: .maximum)
+        mostRecent = try c.decodeIfPresent(Double.self, forKey: .mostRecent)
+        mostRecentTime = try c.decodeIfPresent(String.self, forKey: .mostRecentTime).flatMap(RFC3339.parse)
+        sum = try c.decodeIfPresent(Double.self, forKey: .sum)
+        bySource = try c.decodeIfPresent([String: Statistics].self, forKey: .bySource)
     }
 }

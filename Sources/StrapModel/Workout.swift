@@ -12,6 +12,22 @@ public struct Workout: Codable, Sendable, Hashable {
         public init(kind: String, time: Millis, metadata: [String: String] = [:]) {
             self.kind = kind; self.time = time; self.metadata = metadata
         }
+
+        enum CodingKeys: String, CodingKey { case kind, time, metadata }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            kind = try c.decode(String.self, forKey: .kind)
+            time = try c.decodeTime(.time)
+            metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(kind, forKey: .kind)
+            try c.encode(RFC3339.string(time), forKey: .time)
+            try c.encode(metadata, forKey: .metadata)
+        }
     }
 
     public struct Lap: Codable, Sendable, Hashable {
@@ -20,6 +36,22 @@ public struct Workout: Codable, Sendable, Hashable {
         public var summary: [String: Double]
         public init(start: Millis, end: Millis, summary: [String: Double] = [:]) {
             self.start = start; self.end = end; self.summary = summary
+        }
+
+        enum CodingKeys: String, CodingKey { case start, end, summary }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            start = try c.decodeTime(.start)
+            end = try c.decodeTime(.end)
+            summary = try c.decodeIfPresent([String: Double].self, forKey: .summary) ?? [:]
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(RFC3339.string(start), forKey: .start)
+            try c.encode(RFC3339.string(end), forKey: .end)
+            try c.encode(summary, forKey: .summary)
         }
     }
 
@@ -51,5 +83,41 @@ public struct Workout: Codable, Sendable, Hashable {
         self.laps = laps
         self.summary = summary
         self.metadata = metadata
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case uuid, anchor, type, activityType, locationType, start, end, deviceIDs, events, laps, summary, metadata
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        uuid = try c.decodeIfPresent(UUID.self, forKey: .uuid) ?? UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0))
+        anchor = try c.decodeIfPresent(UInt64.self, forKey: .anchor) ?? 0
+        activityType = try c.decode(String.self, forKey: .activityType)
+        locationType = try c.decodeIfPresent(LocationType.self, forKey: .locationType) ?? .unknown
+        start = try c.decodeTime(.start)
+        end = try c.decodeTime(.end)
+        deviceIDs = try c.decodeIfPresent([String].self, forKey: .deviceIDs) ?? []
+        events = try c.decodeIfPresent([Event].self, forKey: .events) ?? []
+        laps = try c.decodeIfPresent([Lap].self, forKey: .laps) ?? []
+        summary = try c.decodeIfPresent([String: Double].self, forKey: .summary) ?? [:]
+        metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+    }
+
+    /// Times as RFC 3339 with milliseconds, like samples (spec §6).
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(uuid, forKey: .uuid)
+        try c.encode(anchor, forKey: .anchor)
+        try c.encode("workout", forKey: .type)
+        try c.encode(activityType, forKey: .activityType)
+        try c.encode(locationType, forKey: .locationType)
+        try c.encode(RFC3339.string(start), forKey: .start)
+        try c.encode(RFC3339.string(end), forKey: .end)
+        try c.encode(deviceIDs, forKey: .deviceIDs)
+        try c.encode(events, forKey: .events)
+        try c.encode(laps, forKey: .laps)
+        try c.encode(summary, forKey: .summary)
+        try c.encode(metadata, forKey: .metadata)
     }
 }

@@ -120,36 +120,41 @@ enum RecordCodec {
     }
 
     /// Encodes samples (with their segment-local stream ids) as one `samples` payload.
-    static func encodeSamples(_ items: ArraySlice<(stream: Int, sample: Sample)>, chain: inout Chain,
+    static func encodeSamples(_ samples: [Sample], ids: [Int], range: Range<Int>, chain: inout Chain,
                               into w: inout ByteWriter) {
-        let first = items.first!
+        let first = range.lowerBound
         var prevStream = chain.stream
-        var prevStart = first.sample.start
+        var prevStart = samples[first].start
         w.zigzag(prevStart &- chain.time)
-        chain = Chain(time: first.sample.start, stream: first.stream)
+        chain = Chain(time: samples[first].start, stream: ids[first])
         var isFirst = true
-        for (stream, s) in items {
-            let (mode, bits) = ValueCoding.mode(s.value)
+        // Borrow samples in place: copying each one out retains and releases its device.
+        samples.withUnsafeBufferPointer { sp in
+        for k in range {
+            let stream = ids[k]
+            let s = UnsafePointer(sp.baseAddress! + k)
+            let (mode, bits) = ValueCoding.mode(s.pointee.value)
             var tag = mode << modeShift
             if stream != prevStream { tag |= hasStream }
-            if s.end != s.start { tag |= hasDuration }
-            let extras = !s.metadata.isEmpty || !s.beats.isEmpty
+            if s.pointee.end != s.pointee.start { tag |= hasDuration }
+            let extras = s.pointee.hasExtras
             if extras { tag |= hasExtras }
             w.u8(tag)
             if stream != prevStream { w.varint(UInt64(stream)); prevStream = stream }
-            if !isFirst { w.zigzag(s.start &- prevStart) }
+            if !isFirst { w.zigzag(s.pointee.start &- prevStart) }
             isFirst = false
-            prevStart = s.start
+            prevStart = s.pointee.start
             ValueCoding.write(mode, bits, to: &w)
-            if s.end != s.start { w.zigzag(s.end &- s.start) }
+            if s.pointee.end != s.pointee.start { w.zigzag(s.pointee.end &- s.pointee.start) }
             if extras {
                 var x = ByteWriter()
-                x.varint(UInt64(s.metadata.count))
-                for (k, v) in s.metadata.sorted(by: { $0.key < $1.key }) { x.string(k); x.string(v) }
-                x.varint(UInt64(s.beats.count))
-                for b in s.beats { x.f64(b) }
+                x.varint(UInt64(s.pointee.metadata.count))
+                for (k, v) in s.pointee.metadata.sorted(by: { $0.key < $1.key }) { x.string(k); x.string(v) }
+                x.varint(UInt64(s.pointee.beats.count))
+                for b in s.pointee.beats { x.f64(b) }
                 w.blob(x.bytes)
             }
+        }
         }
     }
 

@@ -53,7 +53,7 @@ final class Segment: Sendable {
     var readableLength: Int { sealed?.length ?? durableLength.load(ordering: .acquiring) }
 
     /// Streams and checkpoints (and rollups when sealed). A sealed segment whose index detail
-    /// is damaged is rescanned; nil when even that fails.
+    /// is damaged is rescanned (an unreadable segment then has no streams and serves nothing).
     func detail(report: (String) -> Void) -> SegmentDetail {
         guard isSealed else { return live.withLock { $0 } }
         return detailCache.withLock { cached in

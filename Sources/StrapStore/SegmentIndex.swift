@@ -60,16 +60,28 @@ struct SegmentBuilder {
         streams[s.id] = s
     }
 
+    mutating func add(_ samples: [Sample], ids: [Int], firstAnchor: UInt64) {
+        samples.withUnsafeBufferPointer { sp in
+            for k in sp.indices {
+                add(value: sp[k].value, start: sp[k].start, end: sp[k].end, anchor: firstAnchor + UInt64(k), stream: ids[k])
+            }
+        }
+    }
+
     @inline(__always) mutating func add(_ s: Sample, stream: Int) {
-        if s.start < summary.minStart { summary.minStart = s.start }
-        if s.end > summary.maxEnd { summary.maxEnd = s.end }
-        let minute = s.start.floorDiv(60_000)
+        add(value: s.value, start: s.start, end: s.end, anchor: s.anchor, stream: stream)
+    }
+
+    @inline(__always) mutating func add(value: Double, start: Millis, end: Millis, anchor: UInt64, stream: Int) {
+        if start < summary.minStart { summary.minStart = start }
+        if end > summary.maxEnd { summary.maxEnd = end }
+        let minute = start.floorDiv(60_000)
         if current[stream].minute != minute {
             flush(stream)
             current[stream].minute = minute
             current[stream].agg = minutes[stream][minute] ?? Aggregate()
         }
-        current[stream].agg.add(s.value, start: s.start, anchor: s.anchor)
+        current[stream].agg.add(value, start: start, anchor: anchor)
     }
 
     private mutating func flush(_ stream: Int) {

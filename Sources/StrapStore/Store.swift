@@ -93,6 +93,11 @@ public final class Store: Sendable {
     /// Concurrent callers share one fdatasync.
     public func sync() throws(StrapError) {
         let target = queue.sync { writer.position }
+        if config.sync == .none {
+            // Readers already see everything written; an explicit sync still reaches the disk.
+            do throws(IOError) { try target.segment.file.sync() } catch { throw shared.degrade(error) }
+            return
+        }
         if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }
         try syncLock.withLock { _ throws(StrapError) in
             if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }

@@ -28,14 +28,20 @@ struct StoreOpener {
             let file = try FileHandleFD(path: path, flags: isLast ? O_RDWR : O_RDONLY)
             let size = try file.size()
             let headerBytes = try file.read(at: 0, count: Format.headerSize)
-            guard case .success(let header) = SegmentHeader.decode(headerBytes),
-                  header.firstAnchor == first, header.storeID == storeID else {
+            let decoded = SegmentHeader.decode(headerBytes)
+            guard case .success(let header) = decoded, header.firstAnchor == first, header.storeID == storeID else {
                 if isLast && size < Format.headerSize {
                     // Crashed while creating it: nothing was ever stored there.
                     FS.unlink(path)
                     continue
                 }
-                problems.append("\(Format.segmentName(first)): damaged segment header; segment skipped")
+                let why: String
+                switch decoded {
+                case .failure(.version(let v)): why = "format version \(v) is not supported (this build reads \(Format.version))"
+                case .success: why = "segment of another store or misnamed"
+                default: why = "damaged segment header"
+                }
+                problems.append("\(Format.segmentName(first)): \(why); segment skipped")
                 // Every item takes at least one byte, so this bounds the anchors it held.
                 nextAnchor = max(nextAnchor, first + UInt64(size))
                 continue

@@ -65,14 +65,15 @@ extension Store {
                 }
                 continue
             }
-            walk(from: max(seg.firstAnchor, snap.oldest), snapshot: snap, segments: [seg]) { item in
-                guard case .sample(let s) = item, s.type == type, s.start >= lo, s.start < hi,
-                      !snap.deleted.contains(s.anchor), p.matches(s) else { return true }
+            let all = p == .all, noDeletions = snap.deleted.isEmpty
+            walk(from: max(seg.firstAnchor, snap.oldest), snapshot: snap, segments: [seg], sample: { s in
+                guard s.type == type, s.start >= lo, s.start < hi, noDeletions || !snap.deleted.contains(s.anchor),
+                      all || p.matches(s) else { return true }
                 let i = interval(of: s.start)
                 totals[i].add(s.value, start: s.start, anchor: s.anchor)
                 if bySource { sources[i][s.device.id, default: Aggregate()].add(s.value, start: s.start, anchor: s.anchor) }
                 return true
-            }
+            }, other: { _ in true })
         }
 
         return (0..<n).map { i in

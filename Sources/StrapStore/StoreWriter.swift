@@ -53,11 +53,13 @@ final class StoreWriter: @unchecked Sendable {
         try rollIfNeeded(baseTime: samples[0].start)
         var newStreams: [StreamDef] = []
         var nextStreamID = builder.streams.count
-        var pairs: [(stream: Int, sample: Sample)] = []
-        pairs.reserveCapacity(samples.count)
+        // Stream ids ride in a parallel array: an array of (id, sample) tuples copied every
+        // sample through generic value witnesses.
+        var ids: [Int] = []
+        ids.reserveCapacity(samples.count)
         for s in samples {
             if let l = lastStream, l.device === s.device, l.type == s.type {
-                pairs.append((l.id, s)); continue
+                ids.append(l.id); continue
             }
             let key = StreamKey(type: s.type, device: s.device)
             var id = streamIDs[key] ?? newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id
@@ -66,7 +68,7 @@ final class StoreWriter: @unchecked Sendable {
                 newStreams.append(StreamDef(id: nextStreamID, type: s.type, device: s.device))
                 nextStreamID += 1
             }
-            pairs.append((id!, s))
+            ids.append(id!)
             if streamIDs[key] != nil { lastStream = (s.device, s.type, id!) }
         }
 
@@ -79,11 +81,11 @@ final class StoreWriter: @unchecked Sendable {
         }
         var i = 0
         let chunk = max(1, config.recordMaxSamples)
-        while i < pairs.count {
-            let j = min(pairs.count, i + chunk)
+        while i < samples.count {
+            let j = min(samples.count, i + chunk)
             recordStarts.append((w.bytes.count, nextAnchor + UInt64(i), chain))
             var payload = ByteWriter(capacity: (j - i) * 5 + 8)
-            RecordCodec.encodeSamples(pairs[i..<j], chain: &chain, into: &payload)
+            RecordCodec.encodeSamples(samples, ids: ids, range: i..<j, chain: &chain, into: &payload)
             Frame.append(kind: .samples, items: j - i, payload: payload.bytes, to: &w)
             i = j
         }
@@ -96,12 +98,8 @@ final class StoreWriter: @unchecked Sendable {
         for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
         builder.chain = chain
         let first = nextAnchor
-        for (k, p) in pairs.enumerated() {
-            var s = p.sample
-            s.anchor = first + UInt64(k)
-            builder.add(s, stream: p.stream)
-        }
-        advance(bytes: w.bytes.count, items: pairs.count, newStreams: !newStreams.isEmpty)
+        builder.add(samples, ids: ids, firstAnchor: first)
+        advance(bytes: w.bytes.count, items: samples.count, newStreams: !newStreams.isEmpty)
         return first
     }
 

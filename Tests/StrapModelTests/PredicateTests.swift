@@ -78,3 +78,38 @@ import StrapModel
         #expect(QuantityType.heartRate.code == 1 && QuantityType.sensorContact.code == 13)
     }
 }
+
+@Suite struct WorkoutCodingTests {
+    @Test func workoutJSONUsesRFC3339AndRoundTrips() throws {
+        var w = Workout(activityType: "cycling", locationType: .indoor, start: 1_767_225_600_000, end: 1_767_229_200_250,
+                        deviceIDs: ["d1"], events: [.init(kind: "lap", time: 1_767_227_000_000, metadata: ["n": "1"])],
+                        laps: [.init(start: 1_767_225_600_000, end: 1_767_227_000_000, summary: ["distance": 1000])],
+                        summary: ["kcal": 321.5])
+        w.anchor = 9
+        let obj = try JSONSerialization.jsonObject(with: JSONEncoder().encode(w)) as! [String: Any]
+        #expect(obj["type"] as? String == "workout")
+        #expect(obj["end"] as? String == "2026-01-01T01:00:00.250Z")
+        #expect(((obj["events"] as? [[String: Any]])?.first?["time"]) as? String == "2026-01-01T00:23:20.000Z")
+        #expect(try JSONDecoder().decode(Workout.self, from: JSONEncoder().encode(w)) == w)
+        let stored = try JSONDecoder().decode(StoredObject.self, from: JSONEncoder().encode(StoredObject.workout(w)))
+        #expect(stored == .workout(w))
+    }
+}
+
+@Suite struct StatisticsCodingTests {
+    @Test func statisticsJSONHasNullsForEmptyAndRoundTrips() throws {
+        var a = Aggregate()
+        a.add(70, start: 1_767_225_601_000, anchor: 3)
+        a.add(90, start: 1_767_225_602_000, anchor: 4)
+        var st = Statistics(type: .heartRate, start: 1_767_225_600_000, end: 1_767_229_200_000, aggregate: a,
+                            options: [.average, .maximum, .mostRecent])
+        st.bySource = ["d1": Statistics(type: .heartRate, start: 1_767_225_600_000, end: 1_767_229_200_000,
+                                        aggregate: Aggregate(), options: .average)]
+        let data = try JSONEncoder().encode(st)
+        let obj = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+        #expect(obj["start"] as? String == "2026-01-01T00:00:00.000Z")
+        #expect(obj["average"] as? Double == 80 && obj["maximum"] as? Double == 90 && obj["mostRecent"] as? Double == 90)
+        #expect(obj["minimum"] is NSNull && obj["sum"] is NSNull)
+        #expect(try JSONDecoder().decode(Statistics.self, from: data) == st)
+    }
+}

@@ -108,3 +108,50 @@ import StrapModel
         }
     }
 }
+
+@Suite struct FormatEvolutionTests {
+    /// A record kind this build does not know is skipped, its anchors counted; a segment of a
+    /// newer format version is reported and skipped, the store still opens.
+    @Test func unknownKindsAreSkippedAndNewerSegmentsReported() throws {
+        let dir = TempDir("format")
+        var first: [Sample] = []
+        do {
+            let store = try Store.open(config(dir))
+            first = try store.append(Fixtures.heartRate(count: 10))
+            store.close()
+        }
+        let seg = try #require(dir.files().first { $0.hasSuffix(".log") })
+        let url = URL(fileURLWithPath: dir.path + "/" + seg)
+        var raw = ByteWriter()
+        // Kind 0x55 with 3 items and an opaque payload, framed by hand.
+        var body = ByteWriter()
+        body.u8(0x55); body.varint(3); body.bytes += [1, 2, 3, 4, 5]
+        raw.varint(UInt64(body.bytes.count)); raw.u32(crc32(body.bytes)); raw.bytes += body.bytes
+        let handle = try FileHandle(forWritingTo: url)
+        handle.seekToEndOfFile()
+        handle.write(Data(raw.bytes))
+        try handle.close()
+
+        let store = try Store.open(config(dir))
+        #expect(store.status.damage.isEmpty, "\(store.status.damage)")
+        #expect(store.latestAnchor == 13)
+        let more = try store.append(Fixtures.heartRate(count: 2, start: Fixtures.t0 + 100_000))
+        #expect(more.map(\.anchor) == [14, 15])
+        let all = try readAll(store).added.compactMap(\.sample)
+        #expect(all == first + more)
+        try store.seal()
+        store.close()
+
+        // Bump the version of the sealed segment: reported and skipped, the rest served.
+        var bytes = try [UInt8](Data(contentsOf: url))
+        bytes[8] = 2
+        bytes.replaceSubrange(40..<44, with: withUnsafeBytes(of: crc32(Array(bytes[0..<40])).littleEndian, Array.init))
+        try Data(bytes).write(to: url)
+        let reopened = try Store.open(config(dir))
+        #expect(reopened.status.damage.contains { $0.contains("format version 2") })
+        // Anchors keep increasing past the skipped segment.
+        let after = try reopened.append(Fixtures.heartRate(count: 1, start: Fixtures.t0 + 200_000))
+        #expect(after.first?.anchor == 16)
+        #expect(try readAll(reopened).added.compactMap(\.sample) == after)
+    }
+}
