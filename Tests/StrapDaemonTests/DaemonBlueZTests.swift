@@ -133,6 +133,27 @@ struct DaemonBlueZTests {
         #expect(scan.exitCode == ExitCode.daemonError && scan.stderr.contains("unavailable"), "\(scan.stderr)")
     }
 
+    /// The system bus itself going away is a degraded state with the reason, not a crash;
+    /// the streaming sensor's link goes down with that reason.
+    @Test func lostBusIsDegradedNotACrash() throws {
+        let hr = "C0:DA:E0:00:00:05"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        #expect(h.strapctl("connect", hr).exitCode == 0)
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe","types":["heartRate"]}"#).isOK)
+        mock.bus.kill()
+        let down = try live.read { $0.event == "link" && $0.data.bool("up") == false }.match.data
+        #expect(down.string("reason") == "system D-Bus connection lost")
+        try eventually("degraded") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result.string("degraded"))?.hasPrefix("bluetooth: no system D-Bus") == true
+        }
+        #expect(try h.info(hr).string("lastDisconnectReason") == "system D-Bus connection lost")
+    }
+
     /// A corrupt known-devices file is kept aside and reported; the daemon still starts and
     /// the next save writes a fresh file.
     @Test func corruptKnownDevicesFileIsSetAside() throws {

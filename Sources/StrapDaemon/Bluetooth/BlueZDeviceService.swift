@@ -140,6 +140,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             // After the manager's observer, so a Disconnected reason is recorded before the
             // link sees Connected=false.
             client.observe { [weak self] event in self?.observe(event) }
+            // BlueZClient leaves reconnecting to the bus itself to us (dbus-daemon restarted).
+            bus.onDisconnect { [weak self, weak bus] in
+                guard let self, let bus, self.bus === bus, !self.stopped else { return }
+                self.busLost()
+            }
             self.bus = bus
             self.client = client
             self.manager = manager
@@ -151,18 +156,38 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
                 }
             }
         } catch {
-            let why: String
-            if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
-            setDegraded("no system D-Bus (\(why))")
-            let delay = busRetryDelay
-            busRetryDelay = min(60, busRetryDelay * 2)
-            logger.info("bluetooth: retrying the system bus in \(Int(delay)) s")
-            let t = DispatchSource.makeTimerSource(queue: queue)
-            t.schedule(deadline: .now() + delay)
-            t.setEventHandler { @Sendable [weak self] in self?.connectBus() }
-            busRetry = t
-            t.resume()
+            failedToConnect(error)
         }
+    }
+
+    private func failedToConnect(_ error: BusError) {
+        let why: String
+        if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
+        setDegraded("no system D-Bus (\(why))")
+        let delay = busRetryDelay
+        busRetryDelay = min(60, busRetryDelay * 2)
+        logger.info("bluetooth: retrying the system bus in \(Int(delay)) s")
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.schedule(deadline: .now() + delay)
+        t.setEventHandler { @Sendable [weak self] in self?.connectBus() }
+        busRetry = t
+        t.resume()
+    }
+
+    /// The bus connection broke (dbus-daemon restarted or died): drop everything built on it
+    /// and connect again with backoff; the links are rebuilt from the known devices.
+    private func busLost() {
+        logger.error("bluetooth: lost the system D-Bus connection; reconnecting")
+        for address in streaming { lastDisconnect[address] = "system D-Bus connection lost" }
+        scanSession = nil
+        for address in Array(connectWaiters.keys) { answerWaiters(address, .unavailable("lost the system D-Bus connection")) }
+        manager?.stop()
+        client?.stop()
+        let old = bus
+        (manager, client, bus) = (nil, nil, nil)
+        // Not closed inside its own disconnect callback.
+        queue.async { old?.close() }
+        failedToConnect(.closed)
     }
 
     private func observe(_ event: BlueZEvent) {
@@ -246,9 +271,17 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             // A fresh link gets its RSSI (or the reason there is none) now, not a round later.
             queue.async { [weak self] in self?.sampleRSSI() }
         } else if streaming.remove(device) != nil {
-            let stillConnected = client?.mirror.devices(address: device).contains(where: \.connected) ?? false
-            // Older BlueZ sends no Disconnected signal, only Connected=false.
-            let reason = lastDisconnect[device] ?? (stillConnected ? "link \(phase)" : "Connected=false (no reason signal)")
+            let reason: String
+            if let known = lastDisconnect[device] {
+                reason = known
+            } else if let client, !client.available {
+                reason = client.bus.isOpen ? "bluetoothd went away" : "system D-Bus connection lost"
+            } else if client?.mirror.devices(address: device).contains(where: \.connected) == true {
+                reason = "link \(phase)"
+            } else {
+                // Older BlueZ sends no Disconnected signal, only Connected=false.
+                reason = "Connected=false (no reason signal)"
+            }
             lastDisconnect[device] = reason
             rssi[device] = nil
             logger.info("[\(device)] stopped streaming: \(reason)", fields: fields)
