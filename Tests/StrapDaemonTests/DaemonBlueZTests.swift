@@ -28,6 +28,10 @@ struct DaemonBlueZTests {
         let scan = h.strapctl("scan", "--timeout", "2")
         #expect(scan.exitCode == 0 && scan.stdout.contains(hr) && scan.stdout.contains("Mock HR"), "\(scan.stdout)\(scan.stderr)")
 
+        // Seen but not remembered: listed, not known.
+        let seen = try h.info(hr)
+        #expect(seen.bool("known") == false && seen.bool("connected") == false && seen.string("rssiUnavailable") == "not connected")
+
         // Pair through strapd's agent ([bluetooth] pair_agent = yes).
         let pair = h.strapctl("pair", hr)
         #expect(pair.exitCode == 0 && pair.stdout == "paired \(hr)\n", "\(pair.stderr)")
@@ -131,6 +135,49 @@ struct DaemonBlueZTests {
         #expect(status.string("degraded")?.hasPrefix("bluetooth: no system D-Bus") == true)
         let scan = h.strapctl("scan", "--timeout", "1")
         #expect(scan.exitCode == ExitCode.daemonError && scan.stderr.contains("unavailable"), "\(scan.stderr)")
+    }
+
+    /// Three sensors at once, one kind each, with per-device settings: `[device.ADDR]
+    /// notify_mode = acquire` (AcquireNotify fd) and `name`; all three measurement
+    /// characteristics reach the store through the 128-bit UUID mapping.
+    @Test func severalSensorsWithPerDeviceSettings() throws {
+        let (hr, csc, rsc) = ("C0:DA:E0:00:00:11", "C0:DA:E0:00:00:12", "C0:DA:E0:00:00:13")
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5), .init(address: csc, kind: "csc", hz: 5),
+                                           .init(address: rsc, kind: "rsc", hz: 5)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, config: """
+            [device.\(csc.lowercased())]
+            notify_mode = acquire
+            name = Bike
+            """, startNow: false)
+        let entries = [hr, csc, rsc].map { #"{"address":"\#($0)","autoConnect":true}"# }.joined(separator: ",")
+        try #"{"version":1,"devices":[\#(entries)]}"#.write(toFile: h.stateDirectory + "/known-devices.json", atomically: true, encoding: .utf8)
+        try h.start()
+        for type in ["heartRate", "cyclingSpeed", "runningSpeed"] {
+            try eventually("\(type) stored") { ((try? h.stored(type)) ?? []).count >= 3 }
+        }
+        #expect(try mock.acquireCalls(csc) >= 1)
+        #expect(try mock.acquireCalls(hr) == 0 && mock.startNotifyCalls(hr) >= 1)
+        #expect(try h.info(csc).string("name") == "Bike")
+        let devices = h.strapctl("devices")
+        #expect(devices.exitCode == 0 && [hr, csc, rsc].allSatisfy { devices.stdout.contains($0) } && devices.stdout.contains("Bike"))
+        let status = try h.client().call(#"{"id":1,"op":"status"}"#).result
+        #expect(status.int("knownSensors") == 3)
+    }
+
+    /// Without `[bluetooth] pair_agent`, pairing relies on another agent; BlueZ (≥ 5.72, and
+    /// the mock) refuses it without one, and the error says what to do.
+    @Test func pairingWithoutAgentExplainsTheSetting() throws {
+        let hr = "C0:DA:E0:00:00:06"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, pairAgent: false)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let pair = h.strapctl("pair", hr)
+        #expect(pair.exitCode == ExitCode.daemonError)
+        #expect(pair.stderr.contains("org.bluez.Error.AuthenticationFailed") && pair.stderr.contains("pair_agent = yes"), "\(pair.stderr)")
+        let missing = h.strapctl("pair", "C0:DA:E0:00:00:FF")
+        #expect(missing.exitCode == ExitCode.daemonError && missing.stderr.contains("notFound"), "\(missing.stderr)")
     }
 
     /// The system bus itself going away is a degraded state with the reason, not a crash;
