@@ -59,11 +59,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     private var characteristics: [String: GATTCharacteristic?] = [:]
     private var busRetry: DispatchSourceTimer?
     private var busRetryDelay = 1.0
-    private var rssiTimer: DispatchSourceTimer?
-    private var rssiBusy = false
+    var rssiTimer: DispatchSourceTimer?
+    var rssiBusy = false
     /// After a permanent failure (no AF_BLUETOOTH, no CAP_NET_RAW) rounds pause for a minute.
-    private var rssiPaused: (until: DispatchTime, reading: RSSIReading)?
-    private let rssiQueue = DispatchQueue(label: "strapd.bluez.rssi")
+    var rssiPaused: (until: DispatchTime, reading: RSSIReading)?
+    let rssiQueue = DispatchQueue(label: "strapd.bluez.rssi")
     private var stopped = false
 
     struct Waiter {
@@ -88,6 +88,9 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         queue.sync {
             if let problem = known.load() {
                 logger.error("known devices \(known.path): \(problem)")
+            }
+            if let adapter = settings.bluetooth.adapter {
+                logger.warning("[bluetooth] adapter = \(adapter) is not supported yet: strapd uses every adapter")
             }
             logger.info("\(known.entries.count) known device(s)\(known.entries.isEmpty ? "" : ": ")\(known.entries.keys.sorted().joined(separator: ", "))")
             connectBus()
@@ -119,9 +122,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     /// notify modes at the device's next link); the rest needs a restart.
     public func reload(bluetooth: Configuration.Bluetooth, devices: [String: Configuration.DeviceSettings]) {
         queue.async { [self] in
+            let enabled = bluetooth.autoConnect && !settings.bluetooth.autoConnect
             settings.bluetooth.autoConnect = bluetooth.autoConnect
             settings.bluetooth.scanTimeout = bluetooth.scanTimeout
             settings.devices = devices
+            if enabled { connectKnownDevices() }
         }
     }
 
@@ -150,13 +155,17 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             self.manager = manager
             busRetryDelay = 1
             updateDegraded()
-            if settings.bluetooth.autoConnect {
-                for entry in known.entries.values.sorted(by: { $0.address < $1.address }) where entry.autoConnect {
-                    manager.add(address: entry.address, options: linkOptions(entry.address))
-                }
-            }
+            if settings.bluetooth.autoConnect { connectKnownDevices() }
         } catch {
             failedToConnect(error)
+        }
+    }
+
+    /// A link for every known device that is not switched off by `devices.disconnect`.
+    private func connectKnownDevices() {
+        guard let manager else { return }
+        for entry in known.entries.values.sorted(by: { $0.address < $1.address }) where entry.autoConnect {
+            manager.add(address: entry.address, options: linkOptions(entry.address))
         }
     }
 
@@ -334,53 +343,5 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             info.rssiUnavailableReason = info.connected ? "not measured yet" : "not connected"
         }
         return info
-    }
-
-    // MARK: RSSI sampling
-
-    private func startRSSITimer() {
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now() + 1, repeating: settings.rssiInterval)
-        t.setEventHandler { @Sendable [weak self] in self?.sampleRSSI() }
-        rssiTimer = t
-        t.resume()
-    }
-
-    /// Reads every connected sensor's RSSI on `rssiQueue` (HCI calls block). Skipped while
-    /// nothing is connected, and while the previous round still runs; a permanent failure
-    /// (no AF_BLUETOOTH, no CAP_NET_RAW) is logged once per change, not per round.
-    private func sampleRSSI() {
-        guard let client, !rssiBusy else { return }
-
-        let targets: [(SensorAddress, Int32)] = client.mirror.devices.compactMap { d in
-            guard d.connected, let address = d.address?.uppercased(), known.entries[address] != nil || manager?.links[address] != nil,
-                  let index = d.adapter.flatMap({ LinkQualityReader.adapterIndex($0.rawValue) }) else { return nil }
-            return (address, index)
-        }
-        guard !targets.isEmpty else { return }
-        if let paused = rssiPaused, DispatchTime.now() < paused.until {
-            for (address, _) in targets { rssi[address] = paused.reading }
-            return
-        }
-        rssiBusy = true
-        let reader = LinkQualityReader(hci: settings.hci)
-        rssiQueue.async { [weak self] in
-            let results = targets.map { ($0.0, reader.read(address: $0.0, adapter: $0.1)) }
-            self?.queue.async { [weak self] in
-                guard let self else { return }
-                self.rssiBusy = false
-                let permanent = !results.isEmpty && results.allSatisfy { LinkQualityReader.isPermanent($0.1) }
-                self.rssiPaused = permanent ? (.now() + 60, results[0].1) : nil
-                for (address, reading) in results {
-                    let previous = self.rssi[address]
-                    self.rssi[address] = reading
-                    if let reason = reading.reason, previous?.reason != reason {
-                        self.logger.info("[\(address)] no RSSI: \(reason)", fields: ["DEVICE_ADDRESS": address])
-                    } else if let v = reading.value {
-                        self.logger.debug("[\(address)] RSSI \(v) dBm", fields: ["DEVICE_ADDRESS": address, "RSSI": String(v)])
-                    }
-                }
-            }
-        }
     }
 }
