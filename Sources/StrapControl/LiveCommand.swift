@@ -59,6 +59,8 @@ public struct LiveView {
         var rr: [Int] = []
         var contact: String?
         var battery: Int?
+        /// "-64 dBm", or why there is no RSSI.
+        var rssi: String?
         var speed: (Double, String)?
         var cadence: (Double, String)?
         /// (time ms, bpm) of the last minute.
@@ -113,9 +115,11 @@ public struct LiveView {
             switch data.string("change") {
             case "contact": state.contact = data.string("contact")
             case "battery": state.battery = data.int("battery").map(Int.init)
+            case "rssi": state.rssi = data.int("rssi").map { "\($0) dBm" } ?? data.string("rssiUnavailable").map { "n/a (\($0))" }
             default: break
             }
             devices[address] = state
+            if data.string("change") == "rssi" { return "\(address) rssi \(state.rssi ?? "?")" }
             return "\(address) \(data.string("change") ?? "change") \(data.string("contact") ?? data.int("battery").map { "\($0)%" } ?? "")"
         case "link":
             let address = data.string("address") ?? "?"
@@ -148,6 +152,7 @@ public struct LiveView {
             var head = "\(s.name) [\(address)]" + (s.connected ? "" : "  (disconnected)")
             if let b = s.battery { head += "  battery \(b)%" }
             if let c = s.contact { head += "  contact \(c)" }
+            if let r = s.rssi { head += "  RSSI \(r)" }
             lines.append(head)
             var values: [String] = []
             if let hr = s.heartRate { values.append("♥ \(SampleCommands.formatNumber(hr)) bpm") }

@@ -124,11 +124,17 @@ struct DaemonBlueZTests {
         }
         let connect = h.strapctl("connect", hr)
         #expect(connect.exitCode == ExitCode.daemonError && connect.stderr.contains("unavailable"), "\(connect.stderr)")
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe"}"#).isOK)
         try mock.launch()
         try eventually("ready once bluetoothd is there") {
             (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
         }
         #expect(h.strapctl("connect", hr).exitCode == 0)
+        // The first link-quality reading goes live: a value, or why there is none.
+        let quality = try live.read { $0.event == "device" && $0.data.string("change") == "rssi" }.match.data
+        #expect(quality.string("address") == hr)
+        #expect(quality.int("rssi") != nil || quality.string("rssiUnavailable")?.isEmpty == false)
     }
 
     /// No D-Bus at all: still starts, degraded, and never crashes on device operations.

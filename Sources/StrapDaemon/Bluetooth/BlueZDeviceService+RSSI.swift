@@ -25,7 +25,10 @@ extension BlueZDeviceService {
         }
         guard !targets.isEmpty else { return }
         if let paused = rssiPaused, DispatchTime.now() < paused.until {
-            for (address, _) in targets { rssi[address] = paused.reading }
+            for (address, _) in targets where rssi[address] != paused.reading {
+                rssi[address] = paused.reading
+                publishLinkQuality?(address, paused.reading)
+            }
             return
         }
         rssiBusy = true
@@ -40,6 +43,8 @@ extension BlueZDeviceService {
                 for (address, reading) in results {
                     let previous = self.rssi[address]
                     self.rssi[address] = reading
+                    // Every value goes live; a reason only when it changes.
+                    if reading.value != nil || previous != reading { self.publishLinkQuality?(address, reading) }
                     if let reason = reading.reason, previous?.reason != reason {
                         self.logger.info("[\(address)] no RSSI: \(reason)", fields: ["DEVICE_ADDRESS": address])
                     } else if let v = reading.value {

@@ -42,6 +42,8 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     var settings: Settings
     let logger: Logger
     private let submit: @Sendable (SensorEvent) -> Void
+    /// Link-quality readings for live subscribers (set before `start`).
+    public var publishLinkQuality: (@Sendable (SensorAddress, RSSIReading) -> Void)?
     /// Why Bluetooth is not usable right now, readable from any queue (`status.degraded`).
     private let degradedReason = Mutex<String?>("starting")
 
