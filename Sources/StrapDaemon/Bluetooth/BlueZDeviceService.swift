@@ -156,7 +156,9 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             self.client = client
             self.manager = manager
             busRetryDelay = 1
-            updateDegraded()
+            // Quietly: the tree is still loading, and BlueZClient itself says so if org.bluez
+            // is missing.
+            updateDegraded(log: false)
             if settings.bluetooth.autoConnect { connectKnownDevices() }
         } catch {
             failedToConnect(error)
@@ -214,25 +216,25 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         updateDegraded()
     }
 
-    private func updateDegraded() {
+    private func updateDegraded(log: Bool = true) {
         guard let client else { return }
         if !client.available {
-            setDegraded("bluetoothd is not running (org.bluez not on the system bus)")
+            setDegraded("bluetoothd is not running (org.bluez not on the system bus)", log: log)
         } else if client.mirror.adapters.isEmpty {
-            setDegraded("no Bluetooth adapter")
+            setDegraded("no Bluetooth adapter", log: log)
         } else if !client.mirror.adapters.contains(where: \.powered) {
-            setDegraded("Bluetooth adapter powered off")
+            setDegraded("Bluetooth adapter powered off", log: log)
         } else {
-            setDegraded(nil)
+            setDegraded(nil, log: log)
         }
     }
 
-    private func setDegraded(_ reason: String?) {
+    private func setDegraded(_ reason: String?, log: Bool = true) {
         let old = degradedReason.withLock { state in
             defer { state = reason }
             return state
         }
-        guard old != reason else { return }
+        guard old != reason, log else { return }
         if let reason { logger.warning("bluetooth: \(reason)") } else { logger.notice("bluetooth: ready") }
     }
 
