@@ -137,6 +137,19 @@ struct DaemonBlueZTests {
         #expect(quality.int("rssi") != nil || quality.string("rssiUnavailable")?.isEmpty == false)
     }
 
+    /// `[bluetooth] adapter` names an adapter that isn't there: degraded, sensors left alone.
+    @Test func configuredAdapterMissingIsDegraded() throws {
+        let hr = "C0:DA:E0:00:00:07"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, config: "adapter = hci1")
+        try eventually("degraded") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result.string("degraded")) == "bluetooth: no Bluetooth adapter"
+        }
+        let connect = h.strapctl("connect", hr)
+        #expect(connect.exitCode == ExitCode.daemonError && connect.stderr.contains("no Bluetooth adapter"), "\(connect.stderr)")
+        #expect(try mock.events().filter { ($0.first as? String) == "Connect" }.isEmpty)
+    }
+
     /// No D-Bus at all: still starts, degraded, and never crashes on device operations.
     @Test func startsWithoutASystemBus() throws {
         let h = try BlueZDaemonHarness(busAddress: "unix:path=/nonexistent/strapd-test-bus")

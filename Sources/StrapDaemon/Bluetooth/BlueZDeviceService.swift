@@ -91,9 +91,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             if let problem = known.load() {
                 logger.error("known devices \(known.path): \(problem)")
             }
-            if let adapter = settings.bluetooth.adapter {
-                logger.warning("[bluetooth] adapter = \(adapter) is not supported yet: strapd uses every adapter")
-            }
+            if let adapter = settings.bluetooth.adapter { logger.info("bluetooth: using adapter \(adapter) only") }
             logger.info("\(known.entries.count) known device(s)\(known.entries.isEmpty ? "" : ": ")\(known.entries.keys.sorted().joined(separator: ", "))")
             connectBus()
             startRSSITimer()
@@ -141,6 +139,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             let bus: Bus
             if let address = settings.busAddress { bus = try Bus.connect(address: address, queue: queue) } else { bus = try Bus.system(queue: queue) }
             let client = BlueZClient(bus: bus)
+            client.onlyAdapter = settings.bluetooth.adapter
             let manager = SensorManager(client: client, sink: self)
             try client.start()
             try manager.start()
