@@ -71,6 +71,8 @@ public struct LiveView {
         var rr: [Int] = []
         var contact: String?
         var battery: Int?
+        /// "-64 dBm", or why there is no RSSI.
+        var rssi: String?
         var speed: (Double, String)?
         var cadence: (Double, String)?
         /// (time ms, bpm) of the last minute.
@@ -133,6 +135,7 @@ public struct LiveView {
             switch data.string("change") {
             case "contact": state.contact = data.string("contact")
             case "battery": state.battery = data.int("battery").map(Int.init)
+            case "rssi": state.rssi = data.int("rssi").map { "\($0) dBm" } ?? data.string("rssiUnavailable").map { "n/a (\($0))" }
             default: break
             }
             devices[address] = state
@@ -141,6 +144,7 @@ public struct LiveView {
             case "contact": data.string("contact")
             case "battery": data.int("battery").map { "\($0)%" }
             case "bodySensorLocation", "sensorLocation": data.string("location")
+            case "rssi": state.rssi
             case "identity": [data.string("manufacturer"), data.string("model"), data.string("serial"), data.string("firmware")]
                 .compactMap { $0 }.joined(separator: " ")
             default: nil
@@ -177,6 +181,7 @@ public struct LiveView {
             var head = "\(s.name) [\(address)]" + (s.connected ? "" : "  (disconnected)")
             if let b = s.battery { head += "  battery \(b)%" }
             if let c = s.contact { head += "  contact \(c)" }
+            if let r = s.rssi { head += "  RSSI \(r)" }
             lines.append(head)
             var values: [String] = []
             if let hr = s.heartRate { values.append("♥ \(SampleCommands.formatNumber(hr)) bpm") }

@@ -194,6 +194,8 @@ public final class Daemon: @unchecked Sendable {
             logger.minimumLevel = DaemonSetup.logLevel(new.daemon.logLevel)
             context?.access = DaemonSetup.accessPolicy(new.access) { logger.warning($0) }
             bluetooth?.reload(bluetooth: new.bluetooth, devices: new.devices)
+            // The BusLog threshold follows the new log level.
+            if bluetooth != nil && options.forwardBusLog { Self.forwardBusLog(to: logger) }
             if new.daemon != configuration.daemon || new.store != configuration.store {
                 logger.warning("reload: [daemon] and [store] changes take effect after a restart")
             }

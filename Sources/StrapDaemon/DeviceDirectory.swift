@@ -36,6 +36,9 @@ public final class DeviceDirectory: @unchecked Sendable {
                     case let .sensorLocation(l): info.sensorLocation = l
                     case .energySaturated: break
                     }
+                case .linkQuality:
+                    // The device service's snapshot has the current reading.
+                    break
                 case let .link(_, up, reason, time):
                     info.connected = up
                     info.lastSeen = time

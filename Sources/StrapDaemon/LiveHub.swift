@@ -8,11 +8,13 @@ public enum LiveEvent: Sendable {
     case sample(Sample)
     case change(SensorAddress, DeviceIngest.Change)
     case link(SensorAddress, up: Bool, reason: String?, Millis)
+    /// A link-quality reading (spec §3.3): the RSSI in dBm, or why there is none.
+    case linkQuality(SensorAddress, rssi: Int?, reason: String?)
 
     public var address: SensorAddress {
         switch self {
         case let .sample(s): s.device.address
-        case let .change(a, _), let .link(a, _, _, _): a
+        case let .change(a, _), let .link(a, _, _, _), let .linkQuality(a, _, _): a
         }
     }
 }

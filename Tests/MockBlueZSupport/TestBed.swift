@@ -126,6 +126,12 @@ public final class PrivateBus: @unchecked Sendable {
                   environment: ["DBUS_SYSTEM_BUS_ADDRESS": address])
     }
 
+    /// The bus goes away (dbus-daemon dies), for tests of a lost connection.
+    public func kill() {
+        daemon.kill(SIGKILL)
+        daemon.waitForExit()
+    }
+
     deinit {
         daemon.kill(SIGKILL)
         daemon.waitForExit()

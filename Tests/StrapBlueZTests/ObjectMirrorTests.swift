@@ -25,6 +25,19 @@ import Testing
         (chr, ifaces([("org.bluez.GattCharacteristic1", .vardict([("UUID", .string("00002a37-0000-1000-8000-00805f9b34fb")), ("Flags", .strings(["notify"]))]))])),
     ])
 
+    /// `[bluetooth] adapter`: only that adapter and its devices are visible, by name or address.
+    @Test func onlyAdapterHidesTheOthers() throws {
+        var m = ObjectMirror()
+        try m.replaceAll(with: Self.tree)
+        for only in ["hci0", "00:01"] {
+            m.onlyAdapter = only
+            #expect(m.adapters.count == 1 && m.devices.count == 1 && m.device(Self.dev) != nil)
+        }
+        m.onlyAdapter = "hci1"
+        #expect(m.adapters.isEmpty && m.devices.isEmpty && m.device(Self.dev) == nil && m.adapter(Self.hci0) == nil)
+        #expect(m.devices(address: "AA:BB").isEmpty)
+    }
+
     @Test func loadsTypedViews() throws {
         var m = ObjectMirror()
         try m.replaceAll(with: Self.tree)

@@ -91,6 +91,16 @@ import StrapWire
         #expect(frame.last == "(12 events dropped: terminal too slow)")
     }
 
+    @Test func liveViewShowsRSSIOrWhyNot() {
+        var view = LiveView()
+        let (k1, d1) = event(#"{"id":1,"event":"device","data":{"address":"AA:00","change":"rssi","rssi":null,"rssiUnavailable":"not permitted (CAP_NET_RAW missing)"}}"#)
+        #expect(view.apply(k1, d1) == "AA:00 rssi n/a (not permitted (CAP_NET_RAW missing))")
+        #expect(view.render()[0] == "AA:00 [AA:00]  RSSI n/a (not permitted (CAP_NET_RAW missing))")
+        let (k2, d2) = event(#"{"id":1,"event":"device","data":{"address":"AA:00","change":"rssi","rssi":-64}}"#)
+        #expect(view.apply(k2, d2) == "AA:00 rssi -64 dBm")
+        #expect(view.render()[0] == "AA:00 [AA:00]  RSSI -64 dBm")
+    }
+
     @Test func redrawMovesUpOverThePreviousFrame() {
         let (sink, collected) = OutputSink.collecting(isTerminal: true)
         var drawn = LiveCommand.redraw(["a", "b"], previous: 0, sink)

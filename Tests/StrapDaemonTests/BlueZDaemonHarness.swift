@@ -21,7 +21,7 @@ final class BlueZDaemonHarness: @unchecked Sendable {
     let busAddress: String
     private(set) var daemon: Daemon?
 
-    init(busAddress: String, config: String = "", startNow: Bool = true, name: String = #function) throws {
+    init(busAddress: String, config: String = "", pairAgent: Bool = true, startNow: Bool = true, name: String = #function) throws {
         // sun_path holds 108 bytes: keep the socket directory short.
         directory = "/tmp/strapd-bz-\(name.filter(\.isLetter).prefix(10))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -37,7 +37,7 @@ final class BlueZDaemonHarness: @unchecked Sendable {
             [store]
             sync = none
             [bluetooth]
-            pair_agent = yes
+            pair_agent = \(pairAgent ? "yes" : "no")
             \(config)
             """.write(toFile: configPath, atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)

@@ -3,6 +3,9 @@ import MockBlueZSupport
 import StrapControl
 import StrapDBus
 import StrapWire
+import StrapIngest
+import StrapSystem
+import Glibc
 import Testing
 @testable import StrapDaemon
 
@@ -27,6 +30,10 @@ struct DaemonBlueZTests {
         // Scan: the sensor is not known to BlueZ until discovery finds it.
         let scan = h.strapctl("scan", "--timeout", "2")
         #expect(scan.exitCode == 0 && scan.stdout.contains(hr) && scan.stdout.contains("Mock HR"), "\(scan.stdout)\(scan.stderr)")
+
+        // Seen but not remembered: listed, not known.
+        let seen = try h.info(hr)
+        #expect(seen.bool("known") == false && seen.bool("connected") == false && seen.string("rssiUnavailable") == "not connected")
 
         // Pair through strapd's agent ([bluetooth] pair_agent = yes).
         let pair = h.strapctl("pair", hr)
@@ -117,11 +124,30 @@ struct DaemonBlueZTests {
         }
         let connect = h.strapctl("connect", hr)
         #expect(connect.exitCode == ExitCode.daemonError && connect.stderr.contains("unavailable"), "\(connect.stderr)")
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe"}"#).isOK)
         try mock.launch()
         try eventually("ready once bluetoothd is there") {
             (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
         }
         #expect(h.strapctl("connect", hr).exitCode == 0)
+        // The first link-quality reading goes live: a value, or why there is none.
+        let quality = try live.read { $0.event == "device" && $0.data.string("change") == "rssi" }.match.data
+        #expect(quality.string("address") == hr)
+        #expect(quality.int("rssi") != nil || quality.string("rssiUnavailable")?.isEmpty == false)
+    }
+
+    /// `[bluetooth] adapter` names an adapter that isn't there: degraded, sensors left alone.
+    @Test func configuredAdapterMissingIsDegraded() throws {
+        let hr = "C0:DA:E0:00:00:07"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, config: "adapter = hci1")
+        try eventually("degraded") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result.string("degraded")) == "bluetooth: no Bluetooth adapter"
+        }
+        let connect = h.strapctl("connect", hr)
+        #expect(connect.exitCode == ExitCode.daemonError && connect.stderr.contains("no Bluetooth adapter"), "\(connect.stderr)")
+        #expect(try mock.events().filter { ($0.first as? String) == "Connect" }.isEmpty)
     }
 
     /// No D-Bus at all: still starts, degraded, and never crashes on device operations.
@@ -131,6 +157,70 @@ struct DaemonBlueZTests {
         #expect(status.string("degraded")?.hasPrefix("bluetooth: no system D-Bus") == true)
         let scan = h.strapctl("scan", "--timeout", "1")
         #expect(scan.exitCode == ExitCode.daemonError && scan.stderr.contains("unavailable"), "\(scan.stderr)")
+    }
+
+    /// Three sensors at once, one kind each, with per-device settings: `[device.ADDR]
+    /// notify_mode = acquire` (AcquireNotify fd) and `name`; all three measurement
+    /// characteristics reach the store through the 128-bit UUID mapping.
+    @Test func severalSensorsWithPerDeviceSettings() throws {
+        let (hr, csc, rsc) = ("C0:DA:E0:00:00:11", "C0:DA:E0:00:00:12", "C0:DA:E0:00:00:13")
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5), .init(address: csc, kind: "csc", hz: 5),
+                                           .init(address: rsc, kind: "rsc", hz: 5)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, config: """
+            [device.\(csc.lowercased())]
+            notify_mode = acquire
+            name = Bike
+            """, startNow: false)
+        let entries = [hr, csc, rsc].map { #"{"address":"\#($0)","autoConnect":true}"# }.joined(separator: ",")
+        try #"{"version":1,"devices":[\#(entries)]}"#.write(toFile: h.stateDirectory + "/known-devices.json", atomically: true, encoding: .utf8)
+        try h.start()
+        for type in ["heartRate", "cyclingSpeed", "runningSpeed"] {
+            try eventually("\(type) stored") { ((try? h.stored(type)) ?? []).count >= 3 }
+        }
+        #expect(try mock.acquireCalls(csc) >= 1)
+        #expect(try mock.acquireCalls(hr) == 0 && mock.startNotifyCalls(hr) >= 1)
+        #expect(try h.info(csc).string("name") == "Bike")
+        let devices = h.strapctl("devices")
+        #expect(devices.exitCode == 0 && [hr, csc, rsc].allSatisfy { devices.stdout.contains($0) } && devices.stdout.contains("Bike"))
+        let status = try h.client().call(#"{"id":1,"op":"status"}"#).result
+        #expect(status.int("knownSensors") == 3)
+    }
+
+    /// Without `[bluetooth] pair_agent`, pairing relies on another agent; BlueZ (≥ 5.72, and
+    /// the mock) refuses it without one, and the error says what to do.
+    @Test func pairingWithoutAgentExplainsTheSetting() throws {
+        let hr = "C0:DA:E0:00:00:06"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, pairAgent: false)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let pair = h.strapctl("pair", hr)
+        #expect(pair.exitCode == ExitCode.daemonError)
+        #expect(pair.stderr.contains("org.bluez.Error.AuthenticationFailed") && pair.stderr.contains("pair_agent = yes"), "\(pair.stderr)")
+        let missing = h.strapctl("pair", "C0:DA:E0:00:00:FF")
+        #expect(missing.exitCode == ExitCode.daemonError && missing.stderr.contains("notFound"), "\(missing.stderr)")
+    }
+
+    /// The system bus itself going away is a degraded state with the reason, not a crash;
+    /// the streaming sensor's link goes down with that reason.
+    @Test func lostBusIsDegradedNotACrash() throws {
+        let hr = "C0:DA:E0:00:00:05"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        #expect(h.strapctl("connect", hr).exitCode == 0)
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe","types":["heartRate"]}"#).isOK)
+        mock.bus.kill()
+        let down = try live.read { $0.event == "link" && $0.data.bool("up") == false }.match.data
+        #expect(down.string("reason") == "system D-Bus connection lost")
+        try eventually("degraded") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result.string("degraded"))?.hasPrefix("bluetooth: no system D-Bus") == true
+        }
+        #expect(try h.info(hr).string("lastDisconnectReason") == "system D-Bus connection lost")
     }
 
     /// A corrupt known-devices file is kept aside and reported; the daemon still starts and
@@ -174,5 +264,51 @@ struct DaemonBlueZTests {
     /// Each value is the previous + 1 (mod 120, the mock's bpm cycle): none lost or repeated.
     static func consecutive(_ seq: [Int]) -> Bool {
         !seq.isEmpty && zip(seq, seq.dropFirst()).allSatisfy { ($0.1 - $0.0 + 120) % 120 == 1 }
+    }
+}
+
+/// `BlueZDeviceService` alone against the mock (no socket): the events it hands the
+/// pipeline, and an RSSI read through an injected HCI.
+@Suite(.enabled(if: TestTools.available, TestTools.skipReason))
+struct BlueZDeviceServiceTests {
+    struct FixedHCI: HCIAccess {
+        func open(adapter: Int32) -> Result<Int32, HCIFailure> { adapter == 0 ? .success(7) : .failure(HCIFailure(errno: ENODEV)) }
+        func connectionHandle(_ fd: Int32, address: [UInt8], linkType: UInt8) -> Result<UInt16, HCIFailure> { .success(1) }
+        func readRSSI(_ fd: Int32, handle: UInt16) -> Result<Int8, HCIFailure> { .success(-64) }
+        func close(_ fd: Int32) {}
+    }
+
+    @Test func mapsLinkEventsAndReadsRSSI() throws {
+        let hr = "C0:DA:E0:00:00:21"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 10)])
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strapd-svc-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var settings = BlueZDeviceService.Settings(stateDirectory: directory, busAddress: mock.bus.address)
+        settings.hci = FixedHCI()
+        let events = ResultList<SensorEvent>()
+        let service = BlueZDeviceService(settings: settings, logger: Logger(level: .warning, sink: .stderr)) { events.append($0) }
+        service.start()
+        defer { service.stop() }
+        try eventually("ready") { service.degraded == nil }
+        let done = ResultBox<DeviceError?>()
+        service.connect(hr) { done.set($0) }
+        try eventually("connected") { done.get() != nil }
+        #expect(done.get()! == nil)
+        try eventually("RSSI") { service.snapshot().first { $0.address == hr }?.rssi == -64 }
+
+        try mock.call("Drop", [.string(hr), .string("org.bluez.Reason.Remote")])
+        try eventually("down and up again") { events.items.filter { if case .linkUp = $0 { true } else { false } }.count >= 2 }
+        let links = events.items.compactMap { e -> String? in
+            switch e {
+            case .linkUp(let a, let name, _): "up \(a) \(name)"
+            case .linkDown(let a, let reason, _): "down \(a) \(reason)"
+            default: nil
+            }
+        }
+        #expect(links == ["up \(hr) Mock HR", "down \(hr) org.bluez.Reason.Remote (Connection timed out)", "up \(hr) Mock HR"])
+        #expect(events.items.contains { if case .notification(hr, .heartRateMeasurement, _, _) = $0 { true } else { false } })
+        #expect(events.items.contains { if case .read(hr, .batteryLevel, [87], _) = $0 { true } else { false } })
+        #expect(events.items.contains { if case .read(hr, .bodySensorLocation, [1], _) = $0 { true } else { false } })
     }
 }

@@ -34,6 +34,12 @@ public final class BlueZClient: @unchecked Sendable {
         self.bus = bus
     }
 
+    /// Restricts everything to one adapter (`hciN` or its address); set before `start`.
+    public var onlyAdapter: String? {
+        get { mirror.onlyAdapter }
+        set { mirror.onlyAdapter = newValue }
+    }
+
     /// Subscribes to BlueZ's signals, then loads the tree if org.bluez is present.
     public func start() throws(BusError) {
         dispatchPrecondition(condition: .onQueue(queue))

@@ -4,6 +4,9 @@ import StrapDBus
 /// Pure state, fed from GetManagedObjects, InterfacesAdded/Removed and PropertiesChanged.
 public struct ObjectMirror: Sendable {
     public private(set) var objects: [ObjectPath: [String: [String: DBusValue]]] = [:]
+    /// strapd.conf `[bluetooth] adapter`: only this adapter (`hciN` or its address) and its
+    /// devices appear in the typed views below; nil shows every adapter.
+    public var onlyAdapter: String?
 
     public init() {}
 
@@ -78,23 +81,34 @@ public struct ObjectMirror: Sendable {
 
     public var adapters: [BlueZAdapter] {
         objects.compactMap { path, ifaces in ifaces[BlueZInterface.adapter].map { BlueZAdapter(path: path, properties: $0) } }
-            .sorted { $0.path < $1.path }
+            .filter(isUsable).sorted { $0.path < $1.path }
     }
 
     public var devices: [BlueZDevice] {
         objects.compactMap { path, ifaces in
             ifaces[BlueZInterface.device].map { BlueZDevice(path: path, properties: $0, battery: ifaces[BlueZInterface.battery]) }
-        }.sorted { $0.path < $1.path }
+        }.filter(isUsable).sorted { $0.path < $1.path }
     }
 
     public func device(_ path: ObjectPath) -> BlueZDevice? {
         objects[path].flatMap { ifaces in
             ifaces[BlueZInterface.device].map { BlueZDevice(path: path, properties: $0, battery: ifaces[BlueZInterface.battery]) }
-        }
+        }.flatMap { isUsable($0) ? $0 : nil }
     }
 
     public func adapter(_ path: ObjectPath) -> BlueZAdapter? {
-        objects[path]?[BlueZInterface.adapter].map { BlueZAdapter(path: path, properties: $0) }
+        objects[path]?[BlueZInterface.adapter].map { BlueZAdapter(path: path, properties: $0) }.flatMap { isUsable($0) ? $0 : nil }
+    }
+
+    private func isUsable(_ adapter: BlueZAdapter) -> Bool {
+        guard let only = onlyAdapter else { return true }
+        return adapter.path.rawValue.split(separator: "/").last.map(String.init) == only
+            || adapter.address?.uppercased() == only.uppercased()
+    }
+
+    private func isUsable(_ device: BlueZDevice) -> Bool {
+        guard onlyAdapter != nil else { return true }
+        return device.adapter.flatMap { adapter($0) } != nil
     }
 
     /// Devices with this address, on any adapter (a sensor may be known to several).

@@ -47,7 +47,7 @@ public final class Bus: @unchecked Sendable {
     }
 
     deinit {
-        if let raw { sd_bus_flush_close_unref(raw) }
+        if let raw { release(raw) }
     }
 
     public var uniqueName: String? {
@@ -66,9 +66,26 @@ public final class Bus: @unchecked Sendable {
     public func close() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let raw else { return }
-        teardown()
-        sd_bus_flush_close_unref(raw)
+        release(raw)
         self.raw = nil
+    }
+
+    /// Cancels the sources and closes the connection once libdispatch has let go of its fd:
+    /// closing it earlier lets the next connection reuse the fd number while the old
+    /// registration is still torn down, and that connection's read source then never fires
+    /// (seen when strapd reconnects to the bus, or a daemon is restarted in one process).
+    private func release(_ raw: OpaquePointer) {
+        let sources: [any DispatchSourceProtocol] = [readSource, writeSource].compactMap { $0 }
+        let group = DispatchGroup()
+        for source in sources {
+            group.enter()
+            source.setCancelHandler { @Sendable in group.leave() }
+        }
+        // After a lost connection teardown() already ran and dropped the sources: nothing to
+        // wait for then.
+        teardown()
+        let handle = BusHandle(raw: raw)
+        group.notify(queue: .global()) { sd_bus_flush_close_unref(handle.raw) }
     }
 
     // MARK: Event loop
@@ -384,4 +401,9 @@ private let busCallTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawP
         sd_bus_error_set(retError, "org.freedesktop.DBus.Error.InvalidArgs", error.description)
         return -EINVAL
     }
+}
+
+/// An sd-bus handle handed to the queue that closes it; nothing else uses it by then.
+private struct BusHandle: @unchecked Sendable {
+    let raw: OpaquePointer
 }

@@ -42,6 +42,8 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     var settings: Settings
     let logger: Logger
     private let submit: @Sendable (SensorEvent) -> Void
+    /// Link-quality readings for live subscribers (set before `start`).
+    public var publishLinkQuality: (@Sendable (SensorAddress, RSSIReading) -> Void)?
     /// Why Bluetooth is not usable right now, readable from any queue (`status.degraded`).
     private let degradedReason = Mutex<String?>("starting")
 
@@ -59,11 +61,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     private var characteristics: [String: GATTCharacteristic?] = [:]
     private var busRetry: DispatchSourceTimer?
     private var busRetryDelay = 1.0
-    private var rssiTimer: DispatchSourceTimer?
-    private var rssiBusy = false
+    var rssiTimer: DispatchSourceTimer?
+    var rssiBusy = false
     /// After a permanent failure (no AF_BLUETOOTH, no CAP_NET_RAW) rounds pause for a minute.
-    private var rssiPaused: (until: DispatchTime, reading: RSSIReading)?
-    private let rssiQueue = DispatchQueue(label: "strapd.bluez.rssi")
+    var rssiPaused: (until: DispatchTime, reading: RSSIReading)?
+    let rssiQueue = DispatchQueue(label: "strapd.bluez.rssi")
     private var stopped = false
 
     struct Waiter {
@@ -89,6 +91,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             if let problem = known.load() {
                 logger.error("known devices \(known.path): \(problem)")
             }
+            if let adapter = settings.bluetooth.adapter { logger.info("bluetooth: using adapter \(adapter) only") }
             logger.info("\(known.entries.count) known device(s)\(known.entries.isEmpty ? "" : ": ")\(known.entries.keys.sorted().joined(separator: ", "))")
             connectBus()
             startRSSITimer()
@@ -119,9 +122,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     /// notify modes at the device's next link); the rest needs a restart.
     public func reload(bluetooth: Configuration.Bluetooth, devices: [String: Configuration.DeviceSettings]) {
         queue.async { [self] in
+            let enabled = bluetooth.autoConnect && !settings.bluetooth.autoConnect
             settings.bluetooth.autoConnect = bluetooth.autoConnect
             settings.bluetooth.scanTimeout = bluetooth.scanTimeout
             settings.devices = devices
+            if enabled { connectKnownDevices() }
         }
     }
 
@@ -134,35 +139,67 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             let bus: Bus
             if let address = settings.busAddress { bus = try Bus.connect(address: address, queue: queue) } else { bus = try Bus.system(queue: queue) }
             let client = BlueZClient(bus: bus)
+            client.onlyAdapter = settings.bluetooth.adapter
             let manager = SensorManager(client: client, sink: self)
             try client.start()
             try manager.start()
             // After the manager's observer, so a Disconnected reason is recorded before the
             // link sees Connected=false.
             client.observe { [weak self] event in self?.observe(event) }
+            // BlueZClient leaves reconnecting to the bus itself to us (dbus-daemon restarted).
+            bus.onDisconnect { [weak self, weak bus] in
+                guard let self, let bus, self.bus === bus, !self.stopped else { return }
+                self.busLost()
+            }
             self.bus = bus
             self.client = client
             self.manager = manager
             busRetryDelay = 1
-            updateDegraded()
-            if settings.bluetooth.autoConnect {
-                for entry in known.entries.values.sorted(by: { $0.address < $1.address }) where entry.autoConnect {
-                    manager.add(address: entry.address, options: linkOptions(entry.address))
-                }
-            }
+            // Quietly: the tree is still loading, and BlueZClient itself says so if org.bluez
+            // is missing.
+            updateDegraded(log: false)
+            if settings.bluetooth.autoConnect { connectKnownDevices() }
         } catch {
-            let why: String
-            if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
-            setDegraded("no system D-Bus (\(why))")
-            let delay = busRetryDelay
-            busRetryDelay = min(60, busRetryDelay * 2)
-            logger.info("bluetooth: retrying the system bus in \(Int(delay)) s")
-            let t = DispatchSource.makeTimerSource(queue: queue)
-            t.schedule(deadline: .now() + delay)
-            t.setEventHandler { @Sendable [weak self] in self?.connectBus() }
-            busRetry = t
-            t.resume()
+            failedToConnect(error)
         }
+    }
+
+    /// A link for every known device that is not switched off by `devices.disconnect`.
+    private func connectKnownDevices() {
+        guard let manager else { return }
+        for entry in known.entries.values.sorted(by: { $0.address < $1.address }) where entry.autoConnect {
+            manager.add(address: entry.address, options: linkOptions(entry.address))
+        }
+    }
+
+    private func failedToConnect(_ error: BusError) {
+        let why: String
+        if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
+        setDegraded("no system D-Bus (\(why))")
+        let delay = busRetryDelay
+        busRetryDelay = min(60, busRetryDelay * 2)
+        logger.info("bluetooth: retrying the system bus in \(Int(delay)) s")
+        let t = DispatchSource.makeTimerSource(queue: queue)
+        t.schedule(deadline: .now() + delay)
+        t.setEventHandler { @Sendable [weak self] in self?.connectBus() }
+        busRetry = t
+        t.resume()
+    }
+
+    /// The bus connection broke (dbus-daemon restarted or died): drop everything built on it
+    /// and connect again with backoff; the links are rebuilt from the known devices.
+    private func busLost() {
+        logger.error("bluetooth: lost the system D-Bus connection; reconnecting")
+        for address in streaming { lastDisconnect[address] = "system D-Bus connection lost" }
+        scanSession = nil
+        for address in Array(connectWaiters.keys) { answerWaiters(address, .unavailable("lost the system D-Bus connection")) }
+        manager?.stop()
+        client?.stop()
+        let old = bus
+        (manager, client, bus) = (nil, nil, nil)
+        // Not closed inside its own disconnect callback.
+        queue.async { old?.close() }
+        failedToConnect(.closed)
     }
 
     private func observe(_ event: BlueZEvent) {
@@ -178,25 +215,25 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         updateDegraded()
     }
 
-    private func updateDegraded() {
+    private func updateDegraded(log: Bool = true) {
         guard let client else { return }
         if !client.available {
-            setDegraded("bluetoothd is not running (org.bluez not on the system bus)")
+            setDegraded("bluetoothd is not running (org.bluez not on the system bus)", log: log)
         } else if client.mirror.adapters.isEmpty {
-            setDegraded("no Bluetooth adapter")
+            setDegraded("no Bluetooth adapter", log: log)
         } else if !client.mirror.adapters.contains(where: \.powered) {
-            setDegraded("Bluetooth adapter powered off")
+            setDegraded("Bluetooth adapter powered off", log: log)
         } else {
-            setDegraded(nil)
+            setDegraded(nil, log: log)
         }
     }
 
-    private func setDegraded(_ reason: String?) {
+    private func setDegraded(_ reason: String?, log: Bool = true) {
         let old = degradedReason.withLock { state in
             defer { state = reason }
             return state
         }
-        guard old != reason else { return }
+        guard old != reason, log else { return }
         if let reason { logger.warning("bluetooth: \(reason)") } else { logger.notice("bluetooth: ready") }
     }
 
@@ -246,9 +283,17 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             // A fresh link gets its RSSI (or the reason there is none) now, not a round later.
             queue.async { [weak self] in self?.sampleRSSI() }
         } else if streaming.remove(device) != nil {
-            let stillConnected = client?.mirror.devices(address: device).contains(where: \.connected) ?? false
-            // Older BlueZ sends no Disconnected signal, only Connected=false.
-            let reason = lastDisconnect[device] ?? (stillConnected ? "link \(phase)" : "Connected=false (no reason signal)")
+            let reason: String
+            if let known = lastDisconnect[device] {
+                reason = known
+            } else if let client, !client.available {
+                reason = client.bus.isOpen ? "bluetoothd went away" : "system D-Bus connection lost"
+            } else if client?.mirror.devices(address: device).contains(where: \.connected) == true {
+                reason = "link \(phase)"
+            } else {
+                // Older BlueZ sends no Disconnected signal, only Connected=false.
+                reason = "Connected=false (no reason signal)"
+            }
             lastDisconnect[device] = reason
             rssi[device] = nil
             logger.info("[\(device)] stopped streaming: \(reason)", fields: fields)
@@ -301,53 +346,5 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             info.rssiUnavailableReason = info.connected ? "not measured yet" : "not connected"
         }
         return info
-    }
-
-    // MARK: RSSI sampling
-
-    private func startRSSITimer() {
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now() + 1, repeating: settings.rssiInterval)
-        t.setEventHandler { @Sendable [weak self] in self?.sampleRSSI() }
-        rssiTimer = t
-        t.resume()
-    }
-
-    /// Reads every connected sensor's RSSI on `rssiQueue` (HCI calls block). Skipped while
-    /// nothing is connected, and while the previous round still runs; a permanent failure
-    /// (no AF_BLUETOOTH, no CAP_NET_RAW) is logged once per change, not per round.
-    private func sampleRSSI() {
-        guard let client, !rssiBusy else { return }
-
-        let targets: [(SensorAddress, Int32)] = client.mirror.devices.compactMap { d in
-            guard d.connected, let address = d.address?.uppercased(), known.entries[address] != nil || manager?.links[address] != nil,
-                  let index = d.adapter.flatMap({ LinkQualityReader.adapterIndex($0.rawValue) }) else { return nil }
-            return (address, index)
-        }
-        guard !targets.isEmpty else { return }
-        if let paused = rssiPaused, DispatchTime.now() < paused.until {
-            for (address, _) in targets { rssi[address] = paused.reading }
-            return
-        }
-        rssiBusy = true
-        let reader = LinkQualityReader(hci: settings.hci)
-        rssiQueue.async { [weak self] in
-            let results = targets.map { ($0.0, reader.read(address: $0.0, adapter: $0.1)) }
-            self?.queue.async { [weak self] in
-                guard let self else { return }
-                self.rssiBusy = false
-                let permanent = !results.isEmpty && results.allSatisfy { LinkQualityReader.isPermanent($0.1) }
-                self.rssiPaused = permanent ? (.now() + 60, results[0].1) : nil
-                for (address, reading) in results {
-                    let previous = self.rssi[address]
-                    self.rssi[address] = reading
-                    if let reason = reading.reason, previous?.reason != reason {
-                        self.logger.info("[\(address)] no RSSI: \(reason)", fields: ["DEVICE_ADDRESS": address])
-                    } else if let v = reading.value {
-                        self.logger.debug("[\(address)] RSSI \(v) dBm", fields: ["DEVICE_ADDRESS": address, "RSSI": String(v)])
-                    }
-                }
-            }
-        }
     }
 }

@@ -11,6 +11,10 @@ extension Daemon {
         let settings = BlueZDeviceService.Settings(stateDirectory: c.daemon.stateDirectory, busAddress: options.systemBusAddress,
                                                    bluetooth: c.bluetooth, devices: c.devices)
         let service = BlueZDeviceService(settings: settings, logger: logger) { pipeline.submit($0) }
+        let live = pipeline.live
+        service.publishLinkQuality = { address, reading in
+            live.publish([.linkQuality(address, rssi: reading.value, reason: reading.reason)])
+        }
         service.start()
         return service
     }

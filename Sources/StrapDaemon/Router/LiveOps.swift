@@ -81,6 +81,10 @@ final class LiveFanout: @unchecked Sendable {
         case let .link(address, up, reason, time):
             return Encoded(address: address, type: nil, kind: "link",
                            data: JSONWriter.bytes(.object(DaemonJSON.link(address, up: up, reason: reason, time: time))))
+        case let .linkQuality(address, rssi, reason):
+            var o: JSONObject = ["address": .string(address), "change": .string("rssi"), "rssi": rssi.map { .int(Int64($0)) } ?? .null]
+            if rssi == nil, let reason { o["rssiUnavailable"] = .string(reason) }
+            return Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(o)))
         }
     }
 }
