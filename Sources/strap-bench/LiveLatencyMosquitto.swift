@@ -25,7 +25,9 @@ final class MosquittoPeer: @unchecked Sendable {
         let conf = directory + "/mosquitto.conf"
         try """
         # strap-bench's own broker: loopback only, nothing on disk, errors only in the log.
+        # Nagle off: with it, small QoS 0 messages wait for delayed ACKs (tens of ms).
         listener \(port) 127.0.0.1
+        set_tcp_nodelay true
         allow_anonymous true
         persistence false
         log_dest stderr
@@ -70,6 +72,7 @@ final class MosquittoPeer: @unchecked Sendable {
         for s in subscribers { s.waitSubscribed() }
         guard let publisher = mosquitto_new("pub", true, nil) else { throw BenchFailure("mosquitto_new failed") }
         defer { mosquitto_loop_stop(publisher, true); mosquitto_destroy(publisher) }
+        _ = mosquitto_int_option(publisher, MOSQ_OPT_TCP_NODELAY, 1)
         guard mosquitto_connect(publisher, "127.0.0.1", Int32(port), 60) == Int32(MOSQ_ERR_SUCCESS.rawValue),
               mosquitto_loop_start(publisher) == Int32(MOSQ_ERR_SUCCESS.rawValue) else {
             throw BenchFailure("mosquitto publisher could not connect")
@@ -87,7 +90,7 @@ final class MosquittoPeer: @unchecked Sendable {
         mosquitto_disconnect(publisher)
         for s in subscribers { s.close() }
         if failed > 0 { print("  mosquitto: \(failed) publish call(s) failed") }
-        return LatencyResult(subscribers.map(\.tally), drained: drained)
+        return LatencyResult(subscribers.map(\.tally), drained: drained.seconds, end: drained.end)
     }
 
     private static func freePort() throws -> Int {
@@ -134,6 +137,7 @@ final class MosquittoSubscriber: @unchecked Sendable {
         guard let client = mosquitto_new(id, true, nil) else { throw BenchFailure("mosquitto_new failed") }
         self.client = client
         mosquitto_user_data_set(client, Unmanaged.passUnretained(self).toOpaque())
+        _ = mosquitto_int_option(client, MOSQ_OPT_TCP_NODELAY, 1)
         mosquitto_subscribe_callback_set(client) { _, user, _, _, _ in
             Unmanaged<MosquittoSubscriber>.fromOpaque(user!).takeUnretainedValue().subscribed.signal()
         }

@@ -101,7 +101,7 @@ final class OursLiveFrontEnd: @unchecked Sendable {
         pipeline.drain()
         live.publishBarrier()
         server.queue.sync {}
-        return LatencyResult(tallies, drained: drained)
+        return LatencyResult(tallies, drained: drained.seconds, end: drained.end)
     }
 
     /// A subscriber thread: connect, `live.subscribe` heart rate, read until told to stop.

@@ -15,6 +15,8 @@ enum PipelineBench: BenchSection {
     static let summary = "throughput, live latency vs mosquitto, daemon footprint and start-up"
 
     static func run(quick: Bool) throws -> [BenchFigure] {
+        // STRAP_BENCH_LIVE (a diagnosis aid) runs only the chosen live-latency configurations.
+        if getenv("STRAP_BENCH_LIVE") != nil { return try LiveLatency.figures(section: name, quick: quick) }
         var figures = try throughput(quick: quick)
         figures += try LiveLatency.figures(section: name, quick: quick)
         figures += try DaemonFootprint.figures(section: name, quick: quick)
