@@ -2,6 +2,7 @@ import CShims
 import Foundation
 import StrapModel
 import StrapStore
+import Synchronization
 
 /// The figures measured on the real `strapd` executable (release build, next to strap-bench):
 /// resident memory and CPU with 4 simulated sensors, and start-up to READY=1 over a store of
@@ -35,7 +36,7 @@ enum DaemonFootprint {
         let notify = try NotifyListener(path: run + "/notify-fp.sock")
         let daemon = try spawn(strapd, ["--simulate=4", "--state-dir", run + "/fp-state", "--socket", run + "/fp.sock"],
                                notify: notify.path, log: run + "/fp.log")
-        defer { terminate(daemon) }
+        defer { terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 10) != nil else { throw failure("strapd did not become READY", log: run + "/fp.log") }
         // Start-up work is the start-up figure's; the steady state starts after a short settle.
         sleep(2)
@@ -108,6 +109,7 @@ enum DaemonFootprint {
                                    notify: notify.path, log: run + "/su.log")
             let ready = notify.waitReady(seconds: 30)
             terminate(daemon)
+            notify.close()
             guard let ready else { throw failure("strapd did not become READY over \(samples) samples", log: run + "/su.log") }
             let ms = Double(ready - start) / 1e6
             best = min(best, ms)
@@ -143,8 +145,16 @@ enum DaemonFootprint {
         return p
     }
 
+    /// SIGTERM, and SIGKILL after 10 s: a wedged daemon must not hang the benchmark.
     static func terminate(_ p: Process) {
-        if p.isRunning { kill(p.processIdentifier, SIGTERM) }
+        guard p.isRunning else { return }
+        kill(p.processIdentifier, SIGTERM)
+        let deadline = monotonicNanos() + 10_000_000_000
+        while p.isRunning, monotonicNanos() < deadline { usleep(10_000) }
+        if p.isRunning {
+            print("  strapd \(p.processIdentifier) ignored SIGTERM for 10 s: killed")
+            kill(p.processIdentifier, SIGKILL)
+        }
         p.waitUntilExit()
     }
 
@@ -154,34 +164,53 @@ enum DaemonFootprint {
     }
 }
 
-/// The datagram socket systemd would listen on (NOTIFY_SOCKET): tells when READY=1 arrives.
-final class NotifyListener {
+/// The datagram socket systemd would listen on (NOTIFY_SOCKET): tells when READY=1 arrived.
+/// It keeps reading after READY, as systemd does: strapd sends STATUS= every 2 s, and once
+/// an unread datagram socket's queue is full (net.unix.max_dgram_qlen, 10 by default)
+/// sd_notify blocks the daemon's lifecycle queue, SIGTERM handling included.
+final class NotifyListener: @unchecked Sendable {
     let path: String
     private let fd: Int32
+    private let readyAt = Atomic<UInt64>(0)
+    private let stop = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
 
     init(path: String) throws {
         self.path = path
         unlink(path)
         fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0, cshims_unix_bind(fd, path) == 0 else { throw BenchFailure("cannot bind \(path): errno \(errno)") }
+        var tv = timeval(tv_sec: 0, tv_usec: 50_000)
+        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while !stop.load(ordering: .relaxed) {
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                let now = monotonicNanos()
+                if n > 0, readyAt.load(ordering: .relaxed) == 0,
+                   String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").contains("READY=1") {
+                    readyAt.store(now, ordering: .releasing)
+                }
+            }
+            stopped.signal()
+        }.start()
     }
 
-    deinit {
-        close(fd)
+    /// Joins the reading thread; call once the daemon has exited.
+    func close() {
+        stop.store(true, ordering: .relaxed)
+        stopped.wait()
+        Glibc.close(fd)
         unlink(path)
     }
 
     /// The monotonic time (ns) at which a datagram containing READY=1 arrived, or nil.
     func waitReady(seconds: Double) -> UInt64? {
         let deadline = monotonicNanos() + UInt64(seconds * 1e9)
-        var buffer = [UInt8](repeating: 0, count: 4096)
         while monotonicNanos() < deadline {
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let left = Int32(max(1, (deadline - min(deadline, monotonicNanos())) / 1_000_000))
-            guard poll(&pfd, 1, left) > 0 else { continue }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            let now = monotonicNanos()
-            if n > 0, String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\n").contains("READY=1") { return now }
+            let t = readyAt.load(ordering: .acquiring)
+            if t != 0 { return t }
+            usleep(1_000)
         }
         return nil
     }

@@ -115,26 +115,28 @@ struct LatencyResult {
     /// Seconds from the last send until every subscriber had it (or the drain limit).
     var drained: Double
 
-    /// True when some messages never arrived: their latencies entered as lower bounds.
+    /// True when some messages never arrived (see `init`).
     var lowerBound: Bool { received < expected }
 
     /// `end` is when waiting stopped (monotonic ns). A message that never reached a
-    /// subscriber enters the percentiles as `end − sent`, a lower bound of its latency, so
-    /// an overloaded run cannot look fast by reporting only what got through. Both transports
-    /// deliver in order, so what is missing is taken from the tail of each subscriber's run.
+    /// subscriber (dropped, or still queued) ranks above every delivered one, valued at
+    /// `end − sent` (a lower bound; both transports deliver in order, so a subscriber's missing
+    /// messages are taken as its last ones) but never below the slowest delivered message.
+    /// So an overloaded run cannot look fast by reporting only what got through.
     init?(_ tallies: [SubscriberTally], drained: Double, end: UInt64) {
         self.drained = drained
         var all: [UInt64] = []
-        var delivered = 0
+        for t in tallies { all += t.latencies }
+        let delivered = all.count
+        guard delivered > 0 else { return nil }
+        // Ranked above every delivered message, whether dropped or still queued.
+        let slowest = all.max()!
         for t in tallies {
-            all += t.latencies
-            delivered += t.latencies.count
             let w = t.workload
             for seq in stride(from: w.total, to: w.total - (w.measured - t.latencies.count), by: -1) {
-                all.append(end - min(end, t.times.sent(seq)))
+                all.append(max(slowest, end - min(end, t.times.sent(seq))))
             }
         }
-        guard delivered > 0 else { return nil }
         all.sort()
         func pct(_ q: Double) -> Double {
             let i = min(all.count - 1, max(0, Int((Double(all.count) * q).rounded(.up)) - 1))
@@ -149,7 +151,7 @@ struct LatencyResult {
 
     var accounting: String {
         let missing = expected - received
-        return "delivered \(received)/\(expected)" + (missing > 0 ? ", missing \(missing) (percentiles are lower bounds)" : "") +
+        return "delivered \(received)/\(expected)" + (missing > 0 ? ", missing \(missing)" : "") +
             (reportedDropped > 0 ? ", daemon reported \(reportedDropped) dropped" : "") +
             String(format: ", all in %.2f s after the last send", drained)
     }

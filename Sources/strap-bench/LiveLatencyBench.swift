@@ -42,8 +42,11 @@ enum LiveLatency {
                 throw BenchFailure("live latency \(w): no sample reached a subscriber")
             }
             let p = peerResults[i]
-            if o.lowerBound || p?.lowerBound == true {
-                print("  live latency \(w): overloaded (\(o.lowerBound ? "strapd" : "")\(o.lowerBound && p?.lowerBound == true ? " and " : "")\(p?.lowerBound == true ? "mosquitto" : "")); figures are lower bounds")
+            for (who, r) in [("strapd", o), ("mosquitto", p)] {
+                guard let r, r.lowerBound else { continue }
+                let share = Double(r.expected - r.received) / Double(r.expected) * 100
+                print(String(format: "  live latency \(w), \(who): %.2f %% not delivered, ranked slower than every delivered message", share) +
+                      (share > 1 ? "; its p99 is a lower bound" : "") + (share > 50 ? ", and its p50" : ""))
             }
             for (label, ours, peer) in [("p50", o.p50, p?.p50), ("p99", o.p99, p?.p99)] {
                 figures.append(BenchFigure(section: section, name: "live latency \(label), \(w)", unit: "ms", ours: ours,
