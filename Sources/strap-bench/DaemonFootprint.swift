@@ -51,6 +51,11 @@ enum DaemonFootprint {
             finalRSS = rss
         }
         guard let cpu1 = cpuSeconds(pid) else { throw failure("strapd exited during the footprint run", log: run + "/fp.log") }
+        // Where the resident memory is: anonymous (heap, stacks) vs file-backed (mapped libraries).
+        let split = ["RssAnon:", "RssFile:", "RssShmem:"].compactMap { key in
+            statusKiB(pid, key).map { "\(key.dropLast()) \(String(format: "%.1f", Double($0) / 1024)) MB" }
+        }.joined(separator: ", ")
+        print("  footprint: final RSS = \(split)")
         let elapsed = DecodeBench.now() - t0
         let perHour = (cpu1 - cpu0) / elapsed * 3600
         print(String(format: "  footprint: %d s with --simulate=4: RSS max %.1f MB, final %.1f MB, CPU %.2f s → %.1f s/h (%.3f %% of a core)",
@@ -76,9 +81,12 @@ enum DaemonFootprint {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    static func rssKiB(_ pid: Int32) -> Int? {
+    static func rssKiB(_ pid: Int32) -> Int? { statusKiB(pid, "VmRSS:") }
+
+    /// A `kB` line of /proc/PID/status.
+    static func statusKiB(_ pid: Int32, _ key: String) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return nil }
         return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
     }
 
