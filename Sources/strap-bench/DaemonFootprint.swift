@@ -145,7 +145,7 @@ enum DaemonFootprint {
         env["NOTIFY_SOCKET"] = notify
         for k in ["WATCHDOG_USEC", "WATCHDOG_PID", "LISTEN_FDS", "LISTEN_PID", "JOURNAL_STREAM"] { env[k] = nil }
         p.environment = env
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = FileHandle(forWritingAtPath: log)
         p.standardOutput = handle
         p.standardError = handle

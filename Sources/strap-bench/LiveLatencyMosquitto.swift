@@ -37,7 +37,7 @@ final class MosquittoPeer: @unchecked Sendable {
         broker = Process()
         broker.executableURL = URL(fileURLWithPath: binary)
         broker.arguments = ["-c", conf]
-        FileManager.default.createFile(atPath: directory + "/broker.log", contents: nil)
+        _ = FileManager.default.createFile(atPath: directory + "/broker.log", contents: nil)
         let log = FileHandle(forWritingAtPath: directory + "/broker.log")
         broker.standardOutput = log
         broker.standardError = log
