@@ -23,8 +23,12 @@ enum DaemonFootprint {
         return figures
     }
 
-    /// strapd sits next to strap-bench in .build/release.
+    /// strapd sits next to strap-bench in .build/release; `STRAP_BENCH_STRAPD=PATH` measures
+    /// another build (e.g. the `--static-swift-stdlib` one `make install` ships).
     static func strapdPath() -> String? {
+        if let path = getenv("STRAP_BENCH_STRAPD").map({ String(cString: $0) }) {
+            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        }
         guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
         let path = (exe as NSString).deletingLastPathComponent + "/strapd"
         return FileManager.default.isExecutableFile(atPath: path) ? path : nil
