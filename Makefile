@@ -34,6 +34,7 @@ torture: deps
 
 bench: deps
 	$(SWIFT) build -c release --product strap-bench
+	$(SWIFT) build -c release --product strapd
 	.build/release/strap-bench all
 
 fuzz: deps

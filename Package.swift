@@ -18,6 +18,8 @@ let package = Package(
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The live-latency benchmark's peer (a mosquitto broker's clients); strap-bench only.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
 
         // Layer 2: pure protocol code (no I/O).
@@ -45,7 +47,8 @@ let package = Package(
         .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
-                                                              "StrapDaemon", "StrapIngest", "StrapSimulator"]),
+                                                              "StrapDaemon", "StrapIngest", "StrapSimulator",
+                                                              "StrapSystem", "StrapWire", "CMosquitto"]),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test

@@ -9,6 +9,8 @@ PKGS=(
   libbluetooth-dev      # HCI connection info / LE Read RSSI for link quality
   zlib1g-dev            # crc32 for store record checksums
   libsqlite3-dev        # the benchmark's peer for the store (strap-bench only)
+  mosquitto             # the benchmark's peer for live latency: a broker strap-bench starts on loopback
+  libmosquitto-dev      # its client library, linked by strap-bench only (publisher and subscribers)
   dbus                  # a private dbus-daemon for the BlueZ integration tests
   python3-dbus          # python-dbus for the mock BlueZ
   python3-dbusmock      # bluez5 template the mock BlueZ extends

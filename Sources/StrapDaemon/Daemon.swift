@@ -241,7 +241,8 @@ public final class Daemon: @unchecked Sendable {
 }
 
 extension DaemonStatus {
-    static let empty = DaemonStatus(version: Daemon.version, startedAt: 0, mode: "", connectedSensors: 0, knownSensors: 0,
+    /// Public for in-process front ends that never report status (strap-bench).
+    public static let empty = DaemonStatus(version: Daemon.version, startedAt: 0, mode: "", connectedSensors: 0, knownSensors: 0,
                                     sampleRate: 0, pipeline: .init(), store: nil,
                                     degraded: nil, clients: 0, liveSubscribers: 0)
 }

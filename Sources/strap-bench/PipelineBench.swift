@@ -7,12 +7,23 @@ import StrapStore
 import Synchronization
 
 /// `strap-bench pipeline`: notifications/s through decode → derive → store (durable, default
-/// 100 ms sync interval) → one live subscriber, in-process, with real simulator packets.
+/// 100 ms sync interval) → one live subscriber, in-process, with real simulator packets; then
+/// live latency beside mosquitto (LiveLatencyBench.swift) and the real daemon's footprint and
+/// start-up (DaemonFootprint.swift).
 enum PipelineBench: BenchSection {
     static let name = "pipeline"
-    static let summary = "notifications/s through decode → store → one live subscriber"
+    static let summary = "throughput, live latency vs mosquitto, daemon footprint and start-up"
 
     static func run(quick: Bool) throws -> [BenchFigure] {
+        // STRAP_BENCH_LIVE (a diagnosis aid) runs only the chosen live-latency configurations.
+        if getenv("STRAP_BENCH_LIVE") != nil { return try LiveLatency.figures(section: name, quick: quick) }
+        var figures = try throughput(quick: quick)
+        figures += try LiveLatency.figures(section: name, quick: quick)
+        figures += try DaemonFootprint.figures(section: name, quick: quick)
+        return figures
+    }
+
+    static func throughput(quick: Bool) throws -> [BenchFigure] {
         let events = makeEvents(devices: 30, seconds: quick ? 2_000 : 34_000)
         let notifications = events.filter { if case .notification = $0 { true } else { false } }.count
         let dir = NSTemporaryDirectory() + "strap-bench-pipeline-\(getpid())"
