@@ -30,6 +30,12 @@ final class LiveFanout: @unchecked Sendable {
 
     private let hub: LiveHub
     private let subscribers = Mutex<[ObjectIdentifier: LiveStream]>([:])
+    /// Batches handed to the server queue and not yet delivered. Bounded: when the server
+    /// queue falls this far behind, new batches are not queued at all — each subscriber is
+    /// told how many events it missed (`dropped`) — so a flood cannot grow memory.
+    private let queuedBatches = Atomic<Int>(0)
+    private let missedWhileBehind = Atomic<Int>(0)
+    static let maximumQueuedBatches = 256
     private let hubSubscription = Mutex<Int?>(nil)
 
     init(hub: LiveHub) {
@@ -64,11 +70,23 @@ final class LiveFanout: @unchecked Sendable {
 
     private func publish(_ events: [LiveEvent]) {
         let streams = subscribers.withLock { Array($0.values) }
-        guard !streams.isEmpty else { return }
+        guard let queue = streams.first?.session.connection.queue else { return }
+        if queuedBatches.load(ordering: .relaxed) >= Self.maximumQueuedBatches {
+            missedWhileBehind.add(events.count, ordering: .relaxed)
+            return
+        }
+        queuedBatches.add(1, ordering: .relaxed)
         let encoded = events.map(Self.encode)
-        for stream in streams {
-            let mine = encoded.filter(stream.admits)
-            if !mine.isEmpty { stream.session.connection.queue.async { stream.deliver(mine) } }
+        // Every connection lives on the server's one queue: one task per batch for all
+        // subscribers, not one per subscriber.
+        queue.async { [self] in
+            queuedBatches.subtract(1, ordering: .relaxed)
+            let missed = missedWhileBehind.exchange(0, ordering: .relaxed)
+            for stream in streams {
+                if missed > 0 { stream.noteMissed(missed) }
+                let mine = encoded.filter(stream.admits)
+                if !mine.isEmpty { stream.deliver(mine) }
+            }
         }
     }
 
@@ -114,6 +132,13 @@ final class LiveStream: RouterStream, @unchecked Sendable {
         if let devices, !devices.contains(event.address) { return false }
         if let types, let t = event.type, !types.contains(t) { return false }
         return true
+    }
+
+    /// Events the fan-out could not even queue (the server queue was too far behind); an
+    /// upper bound, since they are counted before this stream's filter.
+    func noteMissed(_ count: Int) {
+        guard !ended else { return }
+        dropped += count
     }
 
     func deliver(_ events: [LiveFanout.Encoded]) {
