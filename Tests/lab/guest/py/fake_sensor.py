@@ -231,10 +231,19 @@ def main():
             L.emit('disconnected', device=path)
     bus.add_signal_receiver(device_changed, 'PropertiesChanged', L.PROPS_IFACE, L.BLUEZ,
                             path_keyword='path')
-    for path, ifs in om.GetManagedObjects().items():
-        d = ifs.get(L.DEVICE_IFACE)
-        if d and path.startswith(apath + '/') and bool(d.get('Connected', False)):
-            state.connected.add(str(path))
+
+    def refresh_connected(*_):
+        now = set()
+        for path, ifs in om.GetManagedObjects().items():
+            d = ifs.get(L.DEVICE_IFACE)
+            if d and path.startswith(apath + '/') and bool(d.get('Connected', False)):
+                now.add(str(path))
+        for p in now - state.connected:
+            L.emit('connected', device=p)
+        state.connected = now
+    # a new device object arrives already connected (InterfacesAdded, no PropertiesChanged)
+    bus.add_signal_receiver(refresh_connected, 'InterfacesAdded', L.OM_IFACE, L.BLUEZ)
+    refresh_connected()
 
     def registered(what):
         def cb():
@@ -306,6 +315,7 @@ def main():
         return False
 
     def first_subscription():
+        refresh_connected()
         if state.first_subscription is None:
             state.first_subscription = seq[0]
             if args.vanish_at > 0:
