@@ -29,7 +29,7 @@ def required(scenario, args):
     if scenario in ('hr-btvirt', 'hr-bumble'):
         return ['central'] + notify_checks(arg(0, DEFAULT_CHARS), arg(1, DEFAULT_MODES))
     if scenario == 'hr-example':
-        return ['central'] + ['example-%s' % m for m in arg(0, DEFAULT_MODES).split(',')] + ['example-decode']
+        return ['central'] + ['example-' + n for n in notify_checks('2a37', arg(0, DEFAULT_MODES))]
     if scenario == 'systemd-smoke':
         return ['pid1-systemd', 'bluetooth.service', 'adapters-on-dbus', 'strapctl-static']
     if scenario == 'daemon-pair-connect':
