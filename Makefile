@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test bench fuzz fuzz-ci demo clean
+.PHONY: help deps build release test bench fuzz fuzz-ci demo clean lab
 
 help:
 	@echo "make deps      install the Debian packages strapd needs (idempotent)"
@@ -39,6 +39,10 @@ fuzz-ci: deps
 
 demo: deps
 	scripts/demo.sh
+
+# End-to-end lab: real bluetoothd in a qemu VM (root; docs/testing.md). Every scenario.
+lab:
+	Tests/lab/selftest.sh
 
 clean:
 	rm -rf .build fuzz/bin

@@ -8,8 +8,9 @@
 Sensor logs: JSON lines with {"event": "sent", "uuid", "seq", "hex", "values", "t"}
 (fake_sensor.py, bumble_sensor.py). Received: central.py's log ({"event": "notify", "uuid",
 "mode", "hex", "t"} plus "subscribe"/"unsubscribe" windows), or --received, JSON lines of
-{"uuid", "hex"} in arrival order (e.g. converted from strapd's store; then every sent line is
-required, because a sensor only sends while connected and subscribed).
+{"uuid", "hex"} in arrival order (e.g. converted from strapd's store by store_to_received.py; then every sent line is
+required, because a sensor only sends while connected and subscribed). A received line
+without "hex" but with "values" is matched on those values (a subset of the sent ones).
 
 For each characteristic the received payloads are aligned in order with the sent ones:
   missing     sent while the central was subscribed (before its "unsubscribe") and never received
@@ -121,10 +122,14 @@ def main():
             return W is None or s.get('t') is None or any(w[1] <= s['t'] < w[2] for w in W)
         p = 0
         matched, missing, excused, duplicates, unexpected = [], [], [], [], []
+        def match(s, r):
+            if r.get('hex') is not None:
+                return s['hex'] == r['hex']
+            return all(same(v, s['values'].get(k)) for k, v in r.get('values', {}).items())
         for r in R:
-            j = next((k for k in range(p, len(S)) if S[k]['hex'] == r['hex']), None)
+            j = next((k for k in range(p, len(S)) if match(S[k], r)), None)
             if j is None:
-                if matched and matched[-1][0]['hex'] == r['hex']:
+                if matched and match(matched[-1][0], r):
                     duplicates.append(r)
                 else:
                     unexpected.append(r)
@@ -147,7 +152,8 @@ def main():
                 mismatches.append({'seq': s['seq'], 'hex': s['hex'], 'sent': s['values'], 'strapctl': got})
         info = {'sent': len(S), 'received': len(R), 'matched': len(matched), 'per_mode': per_mode,
                 'missing': [s['seq'] for s in missing], 'excused': [s['seq'] for s in excused],
-                'duplicates': [r['hex'] for r in duplicates], 'unexpected': [r['hex'] for r in unexpected],
+                'duplicates': [r.get('hex', r.get('values')) for r in duplicates],
+                'unexpected': [r.get('hex', r.get('values')) for r in unexpected],
                 'decode_mismatches': mismatches[:5], 'decode_mismatch_count': len(mismatches),
                 'seq_range': [S[0]['seq'], S[-1]['seq']] if S else None,
                 'windows': W}

@@ -15,6 +15,9 @@ is one {"event": "sent", "uuid", "seq", "hex", "values"} line, values named like
 connected and subscribed and the sensor is not "vanished", so a check can demand that
 every "sent" line arrives exactly once.
 
+bluetoothd restarts: the sensor watches org.bluez's owner and registers its application,
+advertisement (and agent) again on the new bluetoothd.
+
 Link loss: SIGUSR1 makes the sensor vanish (its adapter is powered off: the link drops as
 for a strap out of range; ticks go on unsent, so the gap is visible in seq), SIGUSR2 brings
 it back (adapter powered on, advertising again). --vanish-at/--vanish-for do the same on a
@@ -160,6 +163,31 @@ class Advertisement(dbus.service.Object):
         L.emit('adv-released')
 
 
+class Agent(dbus.service.Object):
+    """NoInputNoOutput pairing agent: accepts Just Works pairing from the central."""
+    AGENT_IFACE = 'org.bluez.Agent1'
+
+    @dbus.service.method(AGENT_IFACE)
+    def Release(self):
+        pass
+
+    @dbus.service.method(AGENT_IFACE, in_signature='os')
+    def AuthorizeService(self, device, uuid):
+        L.emit('agent', call='AuthorizeService', device=str(device), uuid=str(uuid))
+
+    @dbus.service.method(AGENT_IFACE, in_signature='o')
+    def RequestAuthorization(self, device):
+        L.emit('agent', call='RequestAuthorization', device=str(device))
+
+    @dbus.service.method(AGENT_IFACE, in_signature='ou')
+    def RequestConfirmation(self, device, passkey):
+        L.emit('agent', call='RequestConfirmation', device=str(device), passkey=int(passkey))
+
+    @dbus.service.method(AGENT_IFACE)
+    def Cancel(self):
+        L.emit('agent', call='Cancel')
+
+
 def build(bus, state, which, interval):
     app = Application(bus)
     idx = 0
@@ -197,6 +225,7 @@ def main():
     ap.add_argument('--ready-file', help='created (with our address) once app and advertisement are registered')
     ap.add_argument('--readvertise', type=float, default=2.0,
                     help='re-register the advertisement every S s while unconnected (0: never)')
+    ap.add_argument('--agent', action='store_true', help='register a NoInputNoOutput agent (Just Works pairing)')
     ap.add_argument('--vanish-at', type=float, default=0,
                     help='vanish S s after the first subscription (0: only on SIGUSR1)')
     ap.add_argument('--vanish-for', type=float, default=20, help='come back after S s (with --vanish-at)')
@@ -251,7 +280,7 @@ def main():
             L.emit('registered', what=what)
             if not pending:
                 L.emit('ready', adapter=args.adapter, address=address, name=args.name, services=uuids)
-                if args.ready_file:
+                if args.ready_file and not os.path.exists(args.ready_file):
                     with open(args.ready_file, 'w') as f:
                         f.write(address + '\n')
         return cb
@@ -263,9 +292,46 @@ def main():
         return cb
 
     adv_mgr = dbus.Interface(adapter, L.ADV_MANAGER_IFACE)
-    dbus.Interface(adapter, L.GATT_MANAGER_IFACE).RegisterApplication(
-        APP_PATH, {}, reply_handler=registered('app'), error_handler=failed('app'))
-    adv_mgr.RegisterAdvertisement(ADV_PATH, {}, reply_handler=registered('adv'), error_handler=failed('adv'))
+
+    def register_all():
+        dbus.Interface(adapter, L.GATT_MANAGER_IFACE).RegisterApplication(
+            APP_PATH, {}, reply_handler=registered('app'), error_handler=failed('app'))
+        adv_mgr.RegisterAdvertisement(ADV_PATH, {}, reply_handler=registered('adv'), error_handler=failed('adv'))
+    register_all()
+    if args.agent:
+        Agent(bus, '/lab/agent')
+        am = dbus.Interface(bus.get_object(L.BLUEZ, '/org/bluez'), 'org.bluez.AgentManager1')
+        am.RegisterAgent('/lab/agent', 'NoInputNoOutput')
+        am.RequestDefaultAgent('/lab/agent')
+
+    # bluetoothd restarted: our registrations died with it; register again on the new one.
+    owner = {'name': bus.get_name_owner(L.BLUEZ)}
+
+    def bluez_owner(new):
+        if new and owner['name'] and new != owner['name']:
+            L.emit('bluetoothd-restarted', owner=new)
+            state.connected.clear()
+            pending.update({'app', 'adv'})
+
+            def again():
+                try:
+                    aprops.Set(L.ADAPTER_IFACE, 'Powered', dbus.Boolean(True))
+                    register_all()
+                    if args.agent:
+                        am = dbus.Interface(bus.get_object(L.BLUEZ, '/org/bluez'), 'org.bluez.AgentManager1')
+                        am.RegisterAgent('/lab/agent', 'NoInputNoOutput')
+                        am.RequestDefaultAgent('/lab/agent')
+                except dbus.DBusException as e:
+                    L.emit('error', what='re-register', message=str(e))
+                    return True          # adapter not back yet: try again
+                return False
+            GLib.timeout_add(1000, again)
+        if new:
+            owner['name'] = new
+        elif owner['name']:
+            L.emit('bluetoothd-gone')
+            state.connected.clear()
+    bus.watch_name_owner(L.BLUEZ, bluez_owner)
 
     seq = [0]
 
