@@ -41,7 +41,7 @@ demo: deps
 	scripts/demo.sh
 
 # End-to-end lab: real bluetoothd in a qemu VM (root; docs/testing.md). Every scenario.
-lab:
+lab: deps
 	Tests/lab/selftest.sh
 
 clean:
