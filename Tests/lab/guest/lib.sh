@@ -22,7 +22,7 @@ PY=/lab/guest/py
 # Binaries shared from the host (/host, run-lab.sh -H DIR) are copied into the guest's RAM
 # root fs once: every exec straight from the 9p share re-reads the whole ~10 MB static
 # binary (about 3 s per strapctl run under TCG, against well under 0.1 s from RAM).
-for _b in strapctl strapd; do
+for _b in strapctl strapd strapctl.real; do
 	if [ -x "/host/$_b" ] && ! cmp -s "/host/$_b" "/usr/local/bin/$_b"; then
 		cp "/host/$_b" "/usr/local/bin/$_b"
 	fi
