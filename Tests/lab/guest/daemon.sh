@@ -9,6 +9,18 @@
 #   strapctl --socket PATH [--json] scan [--timeout S] | pair ADDR | connect ADDR | status
 #   strapctl --socket PATH --json anchored [--anchor N]   -> {"added": [...], "anchor": N}
 #   samples carry metadata.characteristic + metadata.raw (store_to_received.py)
+# No EATT in the daemon scenarios: after LE pairing between the two btvirt controllers the
+# guest's 6.1 kernel oopses in hci_chan_del (list corruption, from l2cap_sock_release when
+# bluetoothd closes an EATT channel) and bluetoothd dies. Real straps do not speak EATT
+# either, so one ATT channel is also the realistic setting. LAB_EATT=1 keeps BlueZ's default.
+if [ -z "${LAB_EATT:-}" ]; then
+	sed -i 's/^#\?Channels = .*/Channels = 1/' /etc/bluetooth/main.conf
+fi
+# LE-only controllers (btvirt -L), like real straps: with btvirt's default dual-mode
+# controllers LE Secure Connections pairing derives a BR/EDR link key (CTKD), bluetoothd then
+# tries a BR/EDR connection and the guest's 6.1 kernel oopsed in hci_chan_del
+# (l2cap_sock_release) while bluetoothd closed the socket; bluetoothd died with it.
+DAEMON_BTVIRT=${LAB_DAEMON_BTVIRT--L}
 STRAPD_SOCKET=${STRAPD_SOCKET:-/run/strapd/strapd.sock}
 STRAPD_STATE=${STRAPD_STATE:-/var/lib/strapd}
 STRAPD_CONF=${STRAPD_CONF:-/etc/strapd/strapd.conf}
@@ -20,6 +32,9 @@ daemon_require() {
 }
 
 ctl() { "$STRAPCTL" --socket "$STRAPD_SOCKET" "$@"; }
+# decoder for the checks: the static strapctl (the stand-in stages it as strapctl.real)
+DECODER=$STRAPCTL
+[ -x /usr/local/bin/strapctl.real ] && DECODER=/usr/local/bin/strapctl.real
 
 # daemon_config ADAPTER [NOTIFY_PATH]
 daemon_config() {
@@ -84,6 +99,6 @@ store_check() {
 	ctl --json anchored --anchor 0 > "$OUT/anchored.json" 2> "$OUT/anchored.err" ||
 		{ check store-read FAIL "strapctl --json anchored: $(tail -2 "$OUT/anchored.err")"; return 1; }
 	python3 "$PY/store_to_received.py" "$OUT/anchored.json" > "$OUT/received.jsonl"
-	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$STRAPCTL" \
+	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" \
 		--report "$OUT/notify-check.json" --checks "$OUT/checks.jsonl" "$@"
 }

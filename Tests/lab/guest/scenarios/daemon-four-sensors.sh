@@ -10,7 +10,7 @@
 . /lab/guest/daemon.sh
 SECS=${1:-20} INTERVAL=${2:-0.5}
 daemon_require
-stack_up 5 || { check stack-up FAIL "stack_up 5 failed"; exit 1; }
+stack_up 5 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 5 failed"; exit 1; }
 SERVICES=(hr hr,csc hr,rsc hr,csc,rsc)
 ADDR=()
 for i in 1 2 3 4; do
@@ -28,6 +28,6 @@ rc=0
 for i in 1 2 3 4; do
 	python3 "$PY/store_to_received.py" "$OUT/anchored.json" --device "${ADDR[i]}" > "$OUT/received-s$i.jsonl"
 	python3 "$PY/check_notify.py" --received "$OUT/received-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" \
-		--prefix "s$i-" --strapctl "$STRAPCTL" --report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
+		--prefix "s$i-" --strapctl "$DECODER" --report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
 done
 exit $rc

@@ -12,7 +12,7 @@
 . /lab/guest/daemon.sh
 BEFORE=${1:-12} OUTAGE=${2:-20} AFTER=${3:-15}
 daemon_require
-stack_up 2 || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
+stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
 PERIPH=$(start_sensor hci0 s1 --agent --services hr --interval 0.5 --vanish-at "$BEFORE" --vanish-for "$OUTAGE") ||
 	{ check sensor-ready FAIL ""; exit 1; }
 daemon_start hci1 || exit 1

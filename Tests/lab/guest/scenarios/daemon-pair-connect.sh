@@ -11,7 +11,7 @@
 . /lab/guest/daemon.sh
 NOTIFY=${1:-acquire} SECS=${2:-20} INTERVAL=${3:-0.5}
 daemon_require
-stack_up 2 || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
+stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
 PERIPH=$(start_sensor hci0 s1 --agent --services hr,csc,rsc --interval "$INTERVAL") || { check sensor-ready FAIL ""; exit 1; }
 daemon_start hci1 "$NOTIFY" || exit 1
 daemon_attach "$PERIPH" || exit 1

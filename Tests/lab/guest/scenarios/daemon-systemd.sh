@@ -21,7 +21,7 @@ case $units in
 *strapd.service*strapd.socket* | *strapd.socket*strapd.service*) check units-installed OK "$units" ;;
 *) check units-installed FAIL "found: ${units:-none}"; exit 1 ;;
 esac
-stack_up 2 || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
+stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
 daemon_config hci1
 STRAPD_SOCKET=$(systemctl show -p Listen strapd.socket --value | awk '{print $1}')
 STRAPD_SOCKET=${STRAPD_SOCKET:-/run/strapd/strapd.sock}
