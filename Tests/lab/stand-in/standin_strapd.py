@@ -106,30 +106,45 @@ class Daemon:
 
     def maintain(self):
         """Reconnect wanted devices that are not connected (link loss, bluetoothd restart)."""
+        try:
+            self._maintain()
+        except Exception:                 # noqa: BLE001 - keep the timer alive, say why
+            import traceback
+            log('maintain failed:', traceback.format_exc())
+        return True
+
+    def _maintain(self):
         if not self.owner:
-            return True
-        for addr, w in self.wanted.items():
+            return
+        for addr, w in list(self.wanted.items()):
             if w.get('connecting'):
                 continue
             try:
-                p = dbus.Interface(self.bus.get_object(BLUEZ, self.dev_path(addr)), PROPS)
+                p = dbus.Interface(self.bus.get_object(BLUEZ, self.dev_path(addr), introspect=False), PROPS)
                 connected = bool(p.Get(DEVICE, 'Connected'))
                 resolved = bool(p.Get(DEVICE, 'ServicesResolved'))
-            except dbus.DBusException:
-                connected = resolved = False
-                self.start_discovery()        # device object not there yet
+            except dbus.DBusException as e:
+                log('device %s not available (%s): discovering' % (addr, e.get_dbus_name()))
+                self.start_discovery()
+                continue
+            if (connected, resolved) != w.get('state'):
+                w['state'] = (connected, resolved)
+                log('device %s connected=%s services-resolved=%s subscriptions=%d' % (
+                    addr, connected, resolved, len(w['subs'])))
             if not connected:
                 w['connecting'] = True
                 log('reconnecting', addr)
 
-                def done(*_a, addr=addr, w=w):
+                def done(*_a, w=w):
                     w['connecting'] = False
-                dev = dbus.Interface(self.bus.get_object(BLUEZ, self.dev_path(addr)), DEVICE)
-                dev.Connect(reply_handler=done, error_handler=lambda e, done=done: (log('connect failed:', e), done()),
-                            timeout=30)
+
+                def failed(e, w=w):
+                    log('connect failed:', e)
+                    w['connecting'] = False
+                dev = dbus.Interface(self.bus.get_object(BLUEZ, self.dev_path(addr), introspect=False), DEVICE)
+                dev.Connect(reply_handler=done, error_handler=failed, timeout=45)
             elif resolved and not w['subs']:
                 self.subscribe(addr)
-        return True
 
     def start_discovery(self):
         try:
@@ -232,6 +247,10 @@ class Daemon:
             if devs and state['first'] is None:
                 state['first'] = state['left']
             if (state['first'] is not None and state['first'] - state['left'] >= 3) or state['left'] <= 0:
+                try:
+                    dbus.Interface(self.bus.get_object(BLUEZ, self.apath), ADAPTER).StopDiscovery()
+                except dbus.DBusException:
+                    pass
                 reply({'devices': devs})
                 return False
             return True

@@ -18,8 +18,8 @@ every "sent" line arrives exactly once.
 bluetoothd restarts: the sensor watches org.bluez's owner and registers its application,
 advertisement (and agent) again on the new bluetoothd.
 
-Link loss: SIGUSR1 makes the sensor vanish (its adapter is powered off: the link drops as
-for a strap out of range; ticks go on unsent, so the gap is visible in seq), SIGUSR2 brings
+Link loss: SIGUSR1 makes the sensor vanish (advertising stops, its adapter is powered off:
+the link drops as for a strap out of range; ticks go on unsent, so the gap is visible in seq), SIGUSR2 brings
 it back (adapter powered on, advertising again). --vanish-at/--vanish-for do the same on a
 timer, counted from the first subscription.
 
@@ -364,11 +364,19 @@ def main():
         return True
 
     def vanish():
+        # Stop advertising first, then power the adapter off (drops the link). Powering off
+        # alone is not enough with btvirt: the kernel does not tell the emulated controller
+        # that advertising stopped, and btvirt then completes a central's LE Create
+        # Connection to the powered-off controller (a ghost link that never encrypts).
         if state.vanished:
             return False
         state.vanished = True
         L.emit('vanish', seq=seq[0])
-        aprops.Set(L.ADAPTER_IFACE, 'Powered', dbus.Boolean(False))
+
+        def power_off(*_):
+            aprops.Set(L.ADAPTER_IFACE, 'Powered', dbus.Boolean(False))
+            L.emit('powered-off', seq=seq[0])
+        adv_mgr.UnregisterAdvertisement(ADV_PATH, reply_handler=power_off, error_handler=power_off)
         return False
 
     def reappear():
