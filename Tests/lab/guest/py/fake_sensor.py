@@ -235,7 +235,7 @@ def main():
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
     bus = dbus.SystemBus()
     apath = '/org/bluez/' + args.adapter
-    adapter = bus.get_object(L.BLUEZ, apath)
+    adapter = bus.get_object(L.BLUEZ, apath, follow_name_owner_changes=True)
     aprops = dbus.Interface(adapter, L.PROPS_IFACE)
     aprops.Set(L.ADAPTER_IFACE, 'Powered', dbus.Boolean(True))
     address = str(aprops.Get(L.ADAPTER_IFACE, 'Address'))
@@ -246,7 +246,7 @@ def main():
     adv = Advertisement(bus, args.name, uuids)
     loop = GLib.MainLoop()
     pending = {'app', 'adv'}
-    om = dbus.Interface(bus.get_object(L.BLUEZ, '/'), L.OM_IFACE)
+    om = dbus.Interface(bus.get_object(L.BLUEZ, '/', follow_name_owner_changes=True), L.OM_IFACE)
 
     # connection tracking (signals, plus the state at start)
     def device_changed(iface, changed, invalidated, path=None):
@@ -329,8 +329,13 @@ def main():
         if new:
             owner['name'] = new
         elif owner['name']:
+            # our registration died with bluetoothd, and no StopNotify will come: nobody is
+            # subscribed until the new bluetoothd calls StartNotify again
             L.emit('bluetoothd-gone')
             state.connected.clear()
+            for s in app.services:
+                for c in s.chrcs:
+                    c.notifying = False
     bus.watch_name_owner(L.BLUEZ, bluez_owner)
 
     seq = [0]
