@@ -15,6 +15,7 @@ every notification handed to a subscribed connection is logged as fake_sensor.py
 import argparse
 import asyncio
 import os
+import signal
 import struct
 import sys
 
@@ -57,20 +58,14 @@ def chrc(uuid16, props, value):
     return Characteristic(UUID.from_16_bits(uuid16), props, RD, bytes(value))
 
 
-async def run(args):
-    which = set(args.services.split(','))
-    link = Link()
-    transport = await open_transport('vhci')
-    Controller('adapter', host_source=transport.source, host_sink=transport.sink,
-               link=link, public_address=args.adapter_address)
-    sensor_ctrl = Controller('sensor', link=link, public_address=args.address)
-    device = Device(name=args.name, address=Address(args.address),
-                    host=Host(sensor_ctrl, AsyncPipeSink(sensor_ctrl)))
-
+def build_sensor(link, name, address, which, interval):
+    """One Bumble controller + device on the shared link, with its GATT services."""
+    ctrl = Controller(name, link=link, public_address=address)
+    device = Device(name=name, address=Address(address), host=Host(ctrl, AsyncPipeSink(ctrl)))
     services, notifiers, uuids = [], [], []
 
     def enc(uuid):
-        return lambda seq: L.ENCODERS[uuid](seq, args.interval)
+        return lambda seq: L.ENCODERS[uuid](seq, interval)
     if 'hr' in which:
         m = chrc(L.HR_MEASUREMENT, Characteristic.Properties.NOTIFY, enc('2a37')(0)[0])
         services.append(Service(UUID.from_16_bits(L.HRS), [
@@ -91,41 +86,69 @@ async def run(args):
         notifiers.append((m, '2a53', enc('2a53')))
         uuids.append(L.RSCS)
     device.add_services(services)
-
     for m, _, _ in notifiers:
         m.on('subscription', lambda conn, notify, indicate, u=m.uuid:
-             L.emit('subscription', uuid=str(u), notify=notify, indicate=indicate))
-    device.on('connection', lambda conn: L.emit('connection', peer=str(conn.peer_address)))
-    device.on('disconnection', lambda reason: L.emit('disconnection', reason=reason))
-
+             L.emit('subscription', sensor=name, uuid=str(u), notify=notify, indicate=indicate))
+    device.on('connection', lambda conn: L.emit('connection', sensor=name, peer=str(conn.peer_address)))
+    device.on('disconnection', lambda reason: L.emit('disconnection', sensor=name, reason=reason))
     device.advertising_data = bytes(AdvertisingData([
         (AdvertisingData.FLAGS, bytes([0x06])),
         (AdvertisingData.INCOMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS,
          b''.join(struct.pack('<H', u) for u in uuids)),
-        (AdvertisingData.COMPLETE_LOCAL_NAME, args.name.encode()),
+        (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()),
         (AdvertisingData.APPEARANCE, struct.pack('<H', 0x0341)),
     ]))
-    await device.power_on()
-    await device.start_advertising(auto_restart=True)
-    L.emit('ready', address=args.address, adapter_address=args.adapter_address,
-           services=['%04x' % u for u in uuids])
+    return device, notifiers, uuids
+
+
+async def run(args):
+    link = Link()
+    transport = await open_transport('vhci')
+    Controller('adapter', host_source=transport.source, host_sink=transport.sink,
+               link=link, public_address=args.adapter_address)
+    specs = args.sensor or ['%s=%s' % (args.name, args.services)]
+    sensors, addresses = [], []
+    for i, spec in enumerate(specs):
+        name, _, services = spec.partition('=')
+        address = args.address if len(specs) == 1 else 'F0:F0:00:00:00:%02X' % (i + 1)
+        device, notifiers, uuids = build_sensor(link, name, address, set((services or args.services).split(',')),
+                                                args.interval)
+        await device.power_on()
+        await device.start_advertising(auto_restart=True)
+        sensors.append((name, device, notifiers))
+        addresses.append(address)
+        L.emit('ready', sensor=name, address=address, adapter_address=args.adapter_address,
+               services=['%04x' % u for u in uuids])
     if args.ready_file:
         with open(args.ready_file, 'w') as f:
-            f.write(args.address + '\n')
+            if len(sensors) == 1:
+                f.write(addresses[0] + '\n')
+            else:
+                for (name, _, _), address in zip(sensors, addresses):
+                    f.write('%s %s\n' % (name, address))
 
     seq = 0
     loop = asyncio.get_running_loop()
+    paused = {'on': False}       # SIGUSR1: stop notifying (the controller, i.e. hci0, stays)
+
+    def pause():
+        paused['on'] = True
+        L.emit('paused', seq=seq)
+    loop.add_signal_handler(signal.SIGUSR1, pause)
     end = loop.time() + args.duration if args.duration > 0 else None
     while end is None or loop.time() < end:
         await asyncio.sleep(args.interval)
         seq += 1
-        for m, short, encode in notifiers:
-            value, values = encode(seq)
-            subscribed = any(subs.get(m.handle) and subs[m.handle][0] & 1
-                             for subs in device.gatt_server.subscribers.values())
-            await device.notify_subscribers(m, value)
-            if subscribed:
-                L.emit('sent', uuid=short, seq=seq, hex=value.hex(), values=values)
+        for name, device, notifiers in sensors:
+            if paused['on']:
+                break
+            for m, short, encode in notifiers:
+                value, values = encode(seq)
+                subscribed = any(subs.get(m.handle) and subs[m.handle][0] & 1
+                                 for subs in device.gatt_server.subscribers.values())
+                await device.notify_subscribers(m, value)
+                if subscribed:
+                    L.emit('sent', sensor=name, uuid=short, seq=seq, hex=value.hex(), values=values)
     L.emit('exit', ticks=seq)
 
 
@@ -137,6 +160,9 @@ def main():
     ap.add_argument('--adapter-address', default='00:BB:00:00:00:01', help="hci0's public address")
     ap.add_argument('--interval', type=float, default=1.0)
     ap.add_argument('--duration', type=float, default=0)
+    ap.add_argument('--sensor', action='append', metavar='NAME=SERVICES',
+                    help='several sensors on one link (repeat; addresses F0:F0:00:00:00:01, 02, ...); '
+                         'the ready file then lists "NAME ADDRESS" lines')
     ap.add_argument('--ready-file')
     args = ap.parse_args()
     try:
