@@ -22,6 +22,7 @@ import sys
 
 import dbus
 import dbus.mainloop.glib
+import dbus.service
 from gi.repository import GLib
 
 BLUEZ = 'org.bluez'
@@ -45,6 +46,32 @@ def now_iso():
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec='milliseconds').replace('+00:00', 'Z')
 
 
+class Agent(dbus.service.Object):
+    """The daemon's own pairing agent: NoInputNoOutput, accepts Just Works (strapd pairs
+    straps that have no display or keys)."""
+    IFACE = 'org.bluez.Agent1'
+
+    @dbus.service.method(IFACE)
+    def Release(self):
+        pass
+
+    @dbus.service.method(IFACE, in_signature='os')
+    def AuthorizeService(self, device, uuid):
+        log('agent: AuthorizeService', device, uuid)
+
+    @dbus.service.method(IFACE, in_signature='o')
+    def RequestAuthorization(self, device):
+        log('agent: RequestAuthorization', device)
+
+    @dbus.service.method(IFACE, in_signature='ou')
+    def RequestConfirmation(self, device, passkey):
+        log('agent: RequestConfirmation', device, passkey)
+
+    @dbus.service.method(IFACE)
+    def Cancel(self):
+        log('agent: Cancel')
+
+
 class Daemon:
     def __init__(self, args):
         cfg = configparser.ConfigParser()
@@ -61,6 +88,7 @@ class Daemon:
         self.bus = dbus.SystemBus()
         self.wanted = {}          # address -> {'subs': [...], 'name': str}
         self.bus.add_signal_receiver(self.props_changed, 'PropertiesChanged', PROPS, BLUEZ, path_keyword='path')
+        self.agent = Agent(self.bus, '/strapd/agent')
         self.bus.watch_name_owner(BLUEZ, self.owner_changed)
         self.owner = None
         GLib.timeout_add(2000, self.maintain)
@@ -72,7 +100,18 @@ class Daemon:
     def dev_path(self, address):
         return '%s/dev_%s' % (self.apath, address.upper().replace(':', '_'))
 
+    def register_agent(self):
+        try:
+            am = dbus.Interface(self.bus.get_object(BLUEZ, '/org/bluez'), 'org.bluez.AgentManager1')
+            am.RegisterAgent('/strapd/agent', 'NoInputNoOutput')
+            am.RequestDefaultAgent('/strapd/agent')
+            log('agent registered')
+        except dbus.DBusException as e:
+            log('agent registration failed:', e)
+
     def owner_changed(self, new):
+        if new:
+            GLib.idle_add(lambda: self.register_agent() and False)
         if self.owner and new and new != self.owner:
             log('bluetoothd restarted: resynchronising')
         if not new:
