@@ -7,7 +7,7 @@
 # no qemu-system-x86 installable); the reason is printed, it never silently passes.
 # Environment: LAB_CACHE (build-image.sh), LAB_SCENARIOS (override the list: "name|scenario
 # args" lines), LAB_HOSTDIR (staged binaries, default <repo>/.build/lab-host),
-# LAB_NO_STAGE=1 (use LAB_HOSTDIR as it is).
+# LAB_NO_STAGE=1 (use LAB_HOSTDIR as it is), LAB_ONLY=PREFIX (only names starting with it).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 export LAB_CACHE=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strapd-lab}
@@ -28,12 +28,12 @@ if [ $brc != 0 ]; then
 	echo "selftest: image build failed (exit $brc)"; echo "0 passed, 1 failed, 0 skipped"; exit 1
 fi
 echo "selftest: image ready after $((SECONDS - T0))s ($LAB_CACHE)"
+mkdir -p "$RES"
 if [ -z "${LAB_NO_STAGE:-}" ]; then
 	"$HERE/stage-binaries.sh" "$HOSTDIR" > "$RES.stage.log" 2>&1 ||
 		{ cat "$RES.stage.log"; echo "selftest: staging the static binaries failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 	echo "selftest: static binaries staged in $HOSTDIR after $((SECONDS - T0))s: $(cd "$HOSTDIR" && ls -d strapctl strapd root 2>/dev/null | paste -sd' ')"
 fi
-mkdir -p "$RES"
 
 # name|scenario and its arguments (hard limits are generous: TCG on a busy 2-core host)
 SCENARIOS=${LAB_SCENARIOS:-"smoke|smoke
@@ -51,6 +51,7 @@ daemon-systemd|daemon-systemd"}
 pass=0 fail=0 skip=0
 while IFS='|' read -r name cmd; do
 	[ -n "$name" ] || continue
+	[ "${name#"${LAB_ONLY:-}"}" != "$name" ] || [ -z "${LAB_ONLY:-}" ] || continue
 	t=$SECONDS
 	scen=${cmd%% *}
 	if [ "${scen#daemon-}" != "$scen" ] && [ ! -x "$HOSTDIR/strapd" ]; then
