@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench fuzz fuzz-ci demo install clean
+.PHONY: help deps build release test torture bench fuzz fuzz-ci demo install clean lab
 
 help:
 	@echo "make deps      install the Debian packages strapd needs (idempotent)"
@@ -68,6 +68,9 @@ install:
 	install -m 0644 docs/man/strapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/man/strapd.8 $(DESTDIR)$(MANDIR)/man8/
 	[ -e $(DESTDIR)/etc/strapd/strapd.conf ] || install -m 0644 docs/strapd.conf.example $(DESTDIR)/etc/strapd/strapd.conf
+# End-to-end lab: real bluetoothd in a qemu VM (root; docs/testing.md). Every scenario.
+lab: deps
+	Tests/lab/selftest.sh
 
 clean:
 	rm -rf .build fuzz/bin

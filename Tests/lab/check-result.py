@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+"""Host-side assertions on one lab run: check-result.py OUTDIR [SCENARIO]
+
+Reads OUTDIR/result.json (written in the guest by lib.sh: every check the scenario made) and
+OUTDIR/lab-args, and asserts: the result belongs to SCENARIO, the guest's exit code agrees,
+every check passed, and the checks this scenario must make are all there (so a scenario
+that silently skips its work cannot pass). Exit 0 passed, 77 skipped (with its reason),
+1 failed.
+"""
+import json
+import os
+import sys
+
+DEFAULT_CHARS = '2a37,2a5b,2a53'
+DEFAULT_MODES = 'notify,acquire'
+
+
+def required(scenario, args):
+    """Names of the checks a scenario must report."""
+    def notify_checks(chars, modes):
+        out = []
+        for c in chars.split(','):
+            out += ['delivery-' + c, 'decode-' + c] + ['received-%s-%s' % (c, m) for m in modes.split(',')]
+        return out
+    arg = lambda i, d: args[i] if len(args) > i and args[i] else d  # noqa: E731
+    if scenario == 'smoke':
+        return ['hci_vhci-loaded', 'dev-vhci', 'dbus-daemon', 'bluetoothd', 'bluetoothd-5.66', 'btvirt',
+                'adapters-on-dbus']
+    if scenario in ('hr-btvirt', 'hr-bumble'):
+        return ['central'] + notify_checks(arg(0, DEFAULT_CHARS), arg(1, DEFAULT_MODES))
+    if scenario == 'hr-example':
+        return ['central'] + ['example-' + n for n in notify_checks('2a37', arg(0, DEFAULT_MODES))]
+    if scenario == 'systemd-smoke':
+        return ['pid1-systemd', 'bluetooth.service', 'adapters-on-dbus', 'strapctl-static']
+    if scenario == 'daemon-pair-connect':
+        return ['strapd-running', 'scan', 'pair', 'connect', 'delivery-2a37', 'delivery-2a5b', 'delivery-2a53',
+                'decode-2a37', 'decode-2a5b', 'decode-2a53']
+    if scenario == 'daemon-link-loss':
+        return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'gap-visible', 'delivery-2a37']
+    if scenario == 'daemon-bluetoothd-restart':
+        return ['strapd-running', 'bluetoothd-restarted', 'strapd-survived', 'resumed', 'delivery-2a37']
+    if scenario == 'daemon-four-sensors':
+        return ['strapd-running'] + ['s%d-delivery-2a37' % i for i in range(1, 5)]
+    if scenario == 'daemon-systemd':
+        return ['pid1-systemd', 'units-installed', 'strapd.socket-active', 'socket-activation', 'strapd-notify-ready',
+                'delivery-2a37']
+    return []
+
+
+def main():
+    out = sys.argv[1]
+    scenario = sys.argv[2] if len(sys.argv) > 2 else os.path.basename(os.path.normpath(out))
+    path = os.path.join(out, 'result.json')
+    try:
+        with open(path) as f:
+            res = json.load(f)
+    except (OSError, ValueError) as e:
+        print('check-result: FAIL: no readable %s (%s): the guest did not report' % (path, e))
+        return 1
+    try:
+        with open(os.path.join(out, 'lab-args')) as f:
+            args = [l.rstrip('\n') for l in f]
+    except OSError:
+        args = []
+    try:
+        guest_rc = int(open(os.path.join(out, 'exit-code')).read().strip())
+    except (OSError, ValueError):
+        guest_rc = None
+    fails = []
+    if res.get('scenario') != scenario:
+        fails.append('result.json is for scenario %r, not %r' % (res.get('scenario'), scenario))
+    if guest_rc is not None and res.get('exit_code') != guest_rc:
+        fails.append('result.json says exit %s, the guest recorded %s' % (res.get('exit_code'), guest_rc))
+    if res.get('skipped'):
+        if not res.get('reason'):
+            fails.append('skipped without a reason')
+        else:
+            print('check-result: %s SKIPPED: %s' % (scenario, res['reason']))
+            return 1 if fails else 77
+    checks = res.get('checks', [])
+    names = {c['name'] for c in checks}
+    for c in checks:
+        print('check-result:   %-4s %-28s %s' % ('ok' if c['ok'] else 'FAIL', c['name'], c.get('detail', '')[:160]))
+        if not c['ok']:
+            fails.append('check %s failed' % c['name'])
+    for n in required(scenario, args):
+        if n not in names:
+            fails.append('required check %s missing' % n)
+    if not checks:
+        fails.append('no checks recorded')
+    if res.get('exit_code') != 0:
+        fails.append('scenario exit code %s' % res.get('exit_code'))
+    if fails:
+        for f in fails:
+            print('check-result: FAIL: ' + f)
+        return 1
+    print('check-result: %s PASSED (%d checks)' % (scenario, len(checks)))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

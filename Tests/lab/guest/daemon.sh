@@ -1,0 +1,104 @@
+# Helpers for the daemon scenarios (daemon-*.sh), sourced after lib.sh.
+#
+# strapd does not exist yet: every daemon scenario first calls daemon_require, which skips
+# (exit 77, "strapd not built yet") when /host/strapd is absent. Everything this file
+# ASSUMES about strapd's and strapctl's command lines is collected here, so aligning with the
+# real daemon is one edit in one place (docs/testing.md, "Daemon scenarios"):
+#   strapd  --config FILE --state-dir DIR --socket PATH --log-level debug   (spec §7)
+#   strapd.conf  [bluetooth] adapter = hciN ; notify = acquire|start         (assumed keys)
+#   strapctl --socket PATH [--json] scan [--timeout S] | pair ADDR | connect ADDR | status
+#   strapctl --socket PATH --json anchored [--anchor N]   -> {"added": [...], "anchor": N}
+#   samples carry metadata.characteristic + metadata.raw (store_to_received.py)
+# No EATT in the daemon scenarios: after LE pairing between the two btvirt controllers the
+# guest's 6.1 kernel oopses in hci_chan_del (list corruption, from l2cap_sock_release when
+# bluetoothd closes an EATT channel) and bluetoothd dies. Real straps do not speak EATT
+# either, so one ATT channel is also the realistic setting. LAB_EATT=1 keeps BlueZ's default.
+if [ -z "${LAB_EATT:-}" ]; then
+	sed -i 's/^#\?Channels = .*/Channels = 1/' /etc/bluetooth/main.conf
+fi
+# LE-only controllers (btvirt -L), like real straps: with btvirt's default dual-mode
+# controllers LE Secure Connections pairing derives a BR/EDR link key (CTKD), bluetoothd then
+# tries a BR/EDR connection and the guest's 6.1 kernel oopsed in hci_chan_del
+# (l2cap_sock_release) while bluetoothd closed the socket; bluetoothd died with it.
+DAEMON_BTVIRT=${LAB_DAEMON_BTVIRT--L}
+STRAPD_SOCKET=${STRAPD_SOCKET:-/run/strapd/strapd.sock}
+STRAPD_STATE=${STRAPD_STATE:-/var/lib/strapd}
+STRAPD_CONF=${STRAPD_CONF:-/etc/strapd/strapd.conf}
+STRAPD_LOG=$OUT/strapd.log
+
+daemon_require() {
+	[ -x /host/strapd ] || skip "strapd not built yet (no strapd in the host folder shared as /host; build it with swift build -c release --static-swift-stdlib and pass run-lab.sh -H)"
+	[ -x "$STRAPCTL" ] || skip "strapctl not shared as /host/strapctl"
+}
+
+ctl() { "$STRAPCTL" --socket "$STRAPD_SOCKET" "$@"; }
+# decoder for the checks: the static strapctl (the stand-in stages it as strapctl.real)
+DECODER=$STRAPCTL
+[ -x /usr/local/bin/strapctl.real ] && DECODER=/usr/local/bin/strapctl.real
+
+# daemon_config ADAPTER [NOTIFY_PATH]
+daemon_config() {
+	mkdir -p "$(dirname "$STRAPD_CONF")" "$STRAPD_STATE" "$(dirname "$STRAPD_SOCKET")"
+	{
+		echo "[bluetooth]"
+		echo "adapter = $1"
+		[ -n "${2:-}" ] && echo "notify = $2"
+	} > "$STRAPD_CONF"
+	cp "$STRAPD_CONF" "$OUT/strapd.conf"
+}
+
+# daemon_start ADAPTER [NOTIFY_PATH]: strapd in the background, waits for its socket.
+daemon_start() {
+	daemon_config "$@"
+	step "strapd on $1 (notify path ${2:-default})"
+	"$STRAPD" --config "$STRAPD_CONF" --state-dir "$STRAPD_STATE" --socket "$STRAPD_SOCKET" \
+		--log-level debug >> "$STRAPD_LOG" 2>&1 &
+	STRAPD_PID=$!
+	LAB_PIDS+=("$STRAPD_PID")
+	local n=300
+	while [ ! -S "$STRAPD_SOCKET" ] && [ $n -gt 0 ] && kill -0 "$STRAPD_PID" 2>/dev/null; do sleep 0.1; n=$((n - 1)); done
+	if [ -S "$STRAPD_SOCKET" ] && kill -0 "$STRAPD_PID" 2>/dev/null; then
+		check strapd-running OK "pid $STRAPD_PID, socket $STRAPD_SOCKET"
+	else
+		check strapd-running FAIL "no socket after 30 s; $(tail -3 "$STRAPD_LOG")"
+		return 1
+	fi
+}
+
+# daemon_attach ADDRESS: scan (until ADDRESS shows up) -> pair -> connect, through strapctl.
+daemon_attach() {
+	local addr=$1 prefix=${2:-} t
+	t=$SECONDS
+	if ctl --json scan --timeout 60 > "$OUT/${prefix}scan.json" 2>&1 && grep -qi "$addr" "$OUT/${prefix}scan.json"; then
+		check "${prefix}scan" OK "found $addr in $((SECONDS - t)) s"
+	else
+		check "${prefix}scan" FAIL "$addr not in strapctl scan output: $(head -c 300 "$OUT/${prefix}scan.json")"
+		return 1
+	fi
+	t=$SECONDS
+	if ctl pair "$addr" > "$OUT/${prefix}pair.txt" 2>&1; then
+		check "${prefix}pair" OK "$((SECONDS - t)) s; $(device_prop "$addr" Paired)"
+	else
+		check "${prefix}pair" FAIL "$(tail -2 "$OUT/${prefix}pair.txt")"
+		return 1
+	fi
+	t=$SECONDS
+	if ctl connect "$addr" > "$OUT/${prefix}connect.txt" 2>&1; then
+		check "${prefix}connect" OK "$((SECONDS - t)) s"
+	else
+		check "${prefix}connect" FAIL "$(tail -2 "$OUT/${prefix}connect.txt")"
+		return 1
+	fi
+}
+
+# device_prop ADDRESS PROP: "PROP: value" for the device as seen by any adapter (bluetoothctl info)
+device_prop() { bluetoothctl info "$1" 2>/dev/null | grep -m1 "$2:" | sed 's/^[[:space:]]*//'; }
+
+# store_check [check_notify options...]: dump the store, convert, run the exactly-once check.
+store_check() {
+	ctl --json anchored --anchor 0 > "$OUT/anchored.json" 2> "$OUT/anchored.err" ||
+		{ check store-read FAIL "strapctl --json anchored: $(tail -2 "$OUT/anchored.err")"; return 1; }
+	python3 "$PY/store_to_received.py" "$OUT/anchored.json" > "$OUT/received.jsonl"
+	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" \
+		--report "$OUT/notify-check.json" --checks "$OUT/checks.jsonl" "$@"
+}

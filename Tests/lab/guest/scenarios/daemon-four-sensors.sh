@@ -1,0 +1,40 @@
+# daemon-four-sensors: four sensors at once on strapd's single adapter: s1 HR, s2 HR+CSC,
+# s3 HR+RSC, s4 HR+CSC+RSC. The peers are Bumble controllers on one virtual link behind
+# hci0 (bumble_sensor.py --sensor ...): btvirt 5.66 cannot do this, its LE Connection
+# Complete gives a peer the central's connection handle, so a central's second connection
+# is unusable ("Unknown Connection Identifier" on the peer). Each sensor is scanned, paired
+# and connected through strapctl; after streaming, each sensor's notifications must be in
+# the store exactly once, attributed to the right device.
+# Args: 1 seconds of streaming (default 20)  2 sensor interval (default 0.5)
+# Skips (77) until strapd exists, or without bumble in the image. Assumed CLI: guest/daemon.sh.
+# shellcheck source=../lib.sh
+. /lab/guest/lib.sh
+# shellcheck source=../daemon.sh
+. /lab/guest/daemon.sh
+SECS=${1:-20} INTERVAL=${2:-0.5}
+daemon_require
+python3 -c 'import bumble' 2>/dev/null || skip "bumble is not installed in the image (image/pip-requirements.txt)"
+stack_up 0 || { check stack-up FAIL "stack_up 0 failed"; exit 1; }
+spawn "$OUT/sensors.log" python3 "$PY/bumble_sensor.py" --interval "$INTERVAL" --ready-file /tmp/sensors.ready \
+	--sensor s1=hr --sensor s2=hr,csc --sensor s3=hr,rsc --sensor s4=hr,csc,rsc
+BUMBLE_PID=${LAB_PIDS[-1]}
+wait_file /tmp/sensors.ready 120 || { check sensor-ready FAIL "bumble sensors not ready"; tail "$OUT/sensors.log"; exit 1; }
+wait_adapters 1 30 || { check adapter FAIL "no adapter reached bluetoothd"; exit 1; }
+declare -A ADDR
+while read -r name addr; do ADDR[$name]=$addr; done < /tmp/sensors.ready
+step "sensors: $(paste -sd' ' /tmp/sensors.ready)"
+daemon_start hci0 || exit 1
+for i in 1 2 3 4; do daemon_attach "${ADDR[s$i]}" "s$i-" || exit 1; done
+step "streaming ${SECS}s from 4 sensors"
+sleep "$SECS"
+kill -USR1 "$BUMBLE_PID"; sleep 3            # sensors stop notifying; hci0 stays
+ctl --json anchored --anchor 0 > "$OUT/anchored.json" 2> "$OUT/anchored.err" ||
+	{ check store-read FAIL "$(tail -2 "$OUT/anchored.err")"; exit 1; }
+rc=0
+for i in 1 2 3 4; do
+	grep "\"sensor\": \"s$i\"" "$OUT/sensors.log" > "$OUT/sensor-s$i.log"
+	python3 "$PY/store_to_received.py" "$OUT/anchored.json" --device "${ADDR[s$i]}" > "$OUT/received-s$i.jsonl"
+	python3 "$PY/check_notify.py" --received "$OUT/received-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" \
+		--prefix "s$i-" --strapctl "$DECODER" --report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
+done
+exit $rc

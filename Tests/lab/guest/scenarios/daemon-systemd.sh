@@ -1,0 +1,47 @@
+# daemon-systemd: systemd is PID 1 (run-lab.sh boots daemon-systemd that way). The project's
+# own units, as installed by `make install` on the host into DESTDIR=<host dir>/root, are
+# copied into the guest: strapd.socket is started, the first strapctl call activates
+# strapd.service (Type=notify: active only after READY=1), then the usual pair/connect/
+# stream and the exactly-once store check. bluetoothd runs as Debian's bluetooth.service.
+# Args: 1 seconds of streaming (default 15)
+# Skips (77) until strapd exists. Assumed CLI: guest/daemon.sh.
+# shellcheck source=../lib.sh
+. /lab/guest/lib.sh
+# shellcheck source=../daemon.sh
+. /lab/guest/daemon.sh
+SECS=${1:-15}
+daemon_require
+check pid1-systemd "$([ "$(cat /proc/1/comm)" = systemd ] && echo OK || echo FAIL)" "PID 1 is $(cat /proc/1/comm)"
+[ -d /host/root ] || { check units-installed FAIL "no /host/root: the host runs make install DESTDIR=<host dir>/root (selftest.sh does)"; exit 1; }
+cp -a /host/root/. /
+systemd-sysusers >/dev/null 2>&1
+systemctl daemon-reload
+units=$(systemctl list-unit-files 'strapd*' --no-legend | awk '{print $1}' | paste -sd' ')
+case $units in
+*strapd.service*strapd.socket* | *strapd.socket*strapd.service*) check units-installed OK "$units" ;;
+*) check units-installed FAIL "found: ${units:-none}"; exit 1 ;;
+esac
+stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
+daemon_config hci1
+STRAPD_SOCKET=$(systemctl show -p Listen strapd.socket --value | awk '{print $1}')
+STRAPD_SOCKET=${STRAPD_SOCKET:-/run/strapd/strapd.sock}
+systemctl start strapd.socket
+st=$(systemctl is-active strapd.socket)
+check strapd.socket-active "$([ "$st" = active ] && echo OK || echo FAIL)" "$st, listening on $STRAPD_SOCKET"
+before=$(systemctl is-active strapd.service)
+ctl status > "$OUT/status.txt" 2>&1; src=$?
+after=$(systemctl is-active strapd.service)
+check socket-activation "$([ $src = 0 ] && [ "$before" != active ] && [ "$after" = active ] && echo OK || echo FAIL)" \
+	"strapd.service $before -> $after on the first strapctl call (exit $src)"
+typ=$(systemctl show -p Type --value strapd.service)
+check strapd-notify-ready "$([ "$typ" = notify ] && [ "$after" = active ] && echo OK || echo FAIL)" \
+	"Type=$typ, $(systemctl show -p ActiveState,StatusText strapd.service | paste -sd' ')"
+STRAPD_PID=$(systemctl show -p MainPID --value strapd.service)
+PERIPH=$(start_sensor hci0 s1 --agent --services hr --interval 0.5) || { check sensor-ready FAIL ""; exit 1; }
+daemon_attach "$PERIPH" || exit 1
+sleep "$SECS"
+kill "$(cat "$OUT/sensor-s1.pid")"; sleep 3
+store_check --sensor "$OUT/sensor-s1.log" --min-count 10; rc=$?
+journalctl -u strapd.service -u strapd.socket --no-pager -o short-monotonic > "$OUT/strapd.log"
+journalctl -u bluetooth.service --no-pager -o short-monotonic > "$OUT/bluetoothd.log"
+exit $rc

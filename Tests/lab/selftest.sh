@@ -1,0 +1,76 @@
+#!/bin/bash
+# The whole lab: build the image if its inputs changed, stage the static binaries, then boot
+# one VM per scenario (one at a time) and let check-result.py judge each result.json.
+#   selftest.sh [RESULTS_DIR]        (default $LAB_CACHE/out/selftest)
+# Prints one line per scenario and the closing line "N passed, N failed, N skipped".
+# Exit: 0 nothing failed, 1 something failed, 77 the lab cannot run on this host (not root,
+# no qemu-system-x86 installable); the reason is printed, it never silently passes.
+# Environment: LAB_CACHE (build-image.sh), LAB_SCENARIOS (override the list: "name|scenario
+# args" lines), LAB_HOSTDIR (staged binaries, default <repo>/.build/lab-host),
+# LAB_NO_STAGE=1 (use LAB_HOSTDIR as it is), LAB_ONLY=PREFIX (only names starting with it).
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+export LAB_CACHE=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strapd-lab}
+RES=${1:-$LAB_CACHE/out/selftest}
+HOSTDIR=${LAB_HOSTDIR:-$HERE/../../.build/lab-host}
+T0=$SECONDS
+
+if [ "$(id -u)" != 0 ]; then
+	echo "selftest: SKIP: the lab needs root (debootstrap and chroot for the image, /dev/vhci in the VM)"
+	echo "0 passed, 0 failed, 1 skipped"; exit 77
+fi
+"$HERE/build-image.sh"; brc=$?
+if [ $brc != 0 ]; then
+	if ! command -v qemu-system-x86_64 >/dev/null; then
+		echo "selftest: SKIP: qemu-system-x86 is not installed and could not be installed"
+		echo "0 passed, 0 failed, 1 skipped"; exit 77
+	fi
+	echo "selftest: image build failed (exit $brc)"; echo "0 passed, 1 failed, 0 skipped"; exit 1
+fi
+echo "selftest: image ready after $((SECONDS - T0))s ($LAB_CACHE)"
+mkdir -p "$RES"
+if [ -z "${LAB_NO_STAGE:-}" ]; then
+	"$HERE/stage-binaries.sh" "$HOSTDIR" > "$RES.stage.log" 2>&1 ||
+		{ cat "$RES.stage.log"; echo "selftest: staging the static binaries failed"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+	echo "selftest: static binaries staged in $HOSTDIR after $((SECONDS - T0))s: $(cd "$HOSTDIR" && ls -d strapctl strapd root 2>/dev/null | paste -sd' ')"
+fi
+
+# name|scenario and its arguments (hard limits are generous: TCG on a busy 2-core host)
+SCENARIOS=${LAB_SCENARIOS:-"smoke|smoke
+hr-btvirt|hr-btvirt
+hr-example|hr-example
+hr-bumble|hr-bumble
+systemd-smoke|systemd-smoke
+daemon-pair-acquire|daemon-pair-connect acquire
+daemon-pair-start|daemon-pair-connect start
+daemon-link-loss|daemon-link-loss
+daemon-bluetoothd-restart|daemon-bluetoothd-restart
+daemon-four-sensors|daemon-four-sensors
+daemon-systemd|daemon-systemd"}
+
+pass=0 fail=0 skip=0
+while IFS='|' read -r name cmd; do
+	[ -n "$name" ] || continue
+	[ "${name#"${LAB_ONLY:-}"}" != "$name" ] || [ -z "${LAB_ONLY:-}" ] || continue
+	t=$SECONDS
+	scen=${cmd%% *}
+	if [ "${scen#daemon-}" != "$scen" ] && [ ! -x "$HOSTDIR/strapd" ]; then
+		# the guest would skip too (guest/daemon.sh); don't spend a VM boot on it
+		skip=$((skip + 1))
+		printf 'selftest: %-26s %-16s %4ss  %s\n' "$name" SKIP 0 "strapd not built yet"
+		continue
+	fi
+	# shellcheck disable=SC2086
+	"$HERE/run-lab.sh" -o "$RES/$name" -t 480 -H "$HOSTDIR" $cmd > "$RES/$name.txt" 2>&1 < /dev/null
+	rc=$?
+	case $rc in
+	0) pass=$((pass + 1)); r=PASS ;;
+	77) skip=$((skip + 1)); r=SKIP ;;
+	*) fail=$((fail + 1)); r="FAIL (exit $rc)" ;;
+	esac
+	printf 'selftest: %-26s %-16s %4ss  %s\n' "$name" "$r" "$((SECONDS - t))" "$RES/$name.txt"
+	[ $rc = 0 ] || grep -E 'check-result: (FAIL|.*SKIPPED)|SKIP:' "$RES/$name.txt" | head -5 | sed 's/^/selftest:     /'
+done <<< "$SCENARIOS"
+echo "selftest: total $((SECONDS - T0))s"
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail = 0 ]
