@@ -33,8 +33,11 @@ def required(scenario, args):
     if scenario == 'systemd-smoke':
         return ['pid1-systemd', 'bluetooth.service', 'adapters-on-dbus', 'strapctl-static']
     if scenario == 'daemon-pair-connect':
-        return ['strapd-running', 'scan', 'pair', 'connect', 'delivery-2a37', 'delivery-2a5b', 'delivery-2a53',
-                'decode-2a37', 'decode-2a5b', 'decode-2a53']
+        # The store is checked on heart rate (one sample per notification); the raw capture
+        # on every characteristic, exactly once and decoded to the encoded values.
+        return ['strapd-running', 'scan', 'pair', 'connect', 'delivery-2a37', 'decode-2a37',
+                'capture-delivery-2a37', 'capture-delivery-2a5b', 'capture-delivery-2a53',
+                'capture-decode-2a37', 'capture-decode-2a5b', 'capture-decode-2a53']
     if scenario == 'daemon-link-loss':
         return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'gap-visible', 'delivery-2a37']
     if scenario == 'daemon-bluetoothd-restart':

@@ -42,7 +42,10 @@ daemon_config() {
 	{
 		echo "[bluetooth]"
 		echo "adapter = $1"
-		[ -n "${2:-}" ] && echo "notify = $2"
+		case "${2:-}" in
+		acquire) echo "notify_mode = acquire" ;;
+		start|notify) echo "notify_mode = notify" ;;
+		esac
 	} > "$STRAPD_CONF"
 	cp "$STRAPD_CONF" "$OUT/strapd.conf"
 }
@@ -52,7 +55,7 @@ daemon_start() {
 	daemon_config "$@"
 	step "strapd on $1 (notify path ${2:-default})"
 	"$STRAPD" --config "$STRAPD_CONF" --state-dir "$STRAPD_STATE" --socket "$STRAPD_SOCKET" \
-		--log-level debug >> "$STRAPD_LOG" 2>&1 &
+		--set daemon.socket_group= --record "$OUT/capture.jsonl" --log-level debug >> "$STRAPD_LOG" 2>&1 &
 	STRAPD_PID=$!
 	LAB_PIDS+=("$STRAPD_PID")
 	local n=300
@@ -99,6 +102,15 @@ store_check() {
 	ctl --json anchored --anchor 0 > "$OUT/anchored.json" 2> "$OUT/anchored.err" ||
 		{ check store-read FAIL "strapctl --json anchored: $(tail -2 "$OUT/anchored.err")"; return 1; }
 	python3 "$PY/store_to_received.py" "$OUT/anchored.json" > "$OUT/received.jsonl"
-	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" \
+	# The store keeps decoded samples: one heartRate sample per 0x2A37 notification, matched
+	# on its value; CSC/RSC samples are derived (rates need two packets) and are not 1:1.
+	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" --uuids 2a37 \
 		--report "$OUT/notify-check.json" --checks "$OUT/checks.jsonl" "$@"
+	# The store keeps decoded samples (heart rate matched by value above); every raw
+	# notification, of every characteristic, is in strapd's --record capture.
+	if [ -s "$OUT/capture.jsonl" ]; then
+		python3 "$PY/capture_to_received.py" "$OUT/capture.jsonl" > "$OUT/captured.jsonl"
+		python3 "$PY/check_notify.py" --received "$OUT/captured.jsonl" --strapctl "$DECODER" --prefix capture- \
+			--report "$OUT/capture-check.json" --checks "$OUT/checks.jsonl" "$@"
+	fi
 }

@@ -84,14 +84,24 @@ def main():
     ap.add_argument('--report')
     ap.add_argument('--checks')
     ap.add_argument('--prefix', default='')
+    ap.add_argument('--uuids', help='comma list: check only these characteristics')
+    ap.add_argument('--resubscribe-excused', action='store_true',
+                    help='after each "return" of the sensor, excuse what it sent before the first '
+                         'notification received again: a bonded sensor notifies as soon as the link is '
+                         'up, and bluetoothd drops those until the central has re-subscribed')
     ap.add_argument('--allow-missing', action='store_true',
                     help='report but do not fail on missing ones (peers that log no send times)')
     args = ap.parse_args()
 
     sent = {}
+    returns = []
     for path in args.sensor:
         for e in load(path):
+            if e.get('event') == 'return':
+                returns.append(e['t'])
             if e.get('event') == 'sent':
+                if args.uuids and e['uuid'] not in args.uuids.split(','):
+                    continue
                 sent.setdefault(e['uuid'], []).append(e)
     windows = None
     received = {}
@@ -140,6 +150,14 @@ def main():
             p = j + 1
         for s in S[p:]:
             (missing if required(s) else excused).append(s)
+        if args.resubscribe_excused:
+            # Sent after the sensor came back but before the first payload received again.
+            got_t = [m[0].get('t', 0) for m in matched]
+            def before_resubscribe(s):
+                t = s.get('t', -1)
+                return any(t0 <= t and not any(t0 <= g < t for g in got_t) for t0 in returns)
+            excused += [s for s in missing if before_resubscribe(s)]
+            missing = [s for s in missing if not before_resubscribe(s)]
 
         per_mode = {}
         for s, r in matched:
@@ -162,7 +180,7 @@ def main():
               and len(matched) >= args.min_count)
         checks.append({'name': '%sdelivery-%s' % (args.prefix, uuid), 'ok': ok,
                        'detail': 'sent %d, received %d, matched %d %s, missing %s, duplicates %d, unexpected %d, '
-                                 'excused (after unsubscribe) %d' % (
+                                 'excused (after unsubscribe or before re-subscription) %d' % (
                                      len(S), len(R), len(matched), per_mode, info['missing'] or 0,
                                      len(duplicates), len(unexpected), len(excused))})
         if W is not None:
