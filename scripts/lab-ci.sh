@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The bounded end-to-end lab suite for CI (.ci/run, after the unit and integration tests):
-# smoke + hr-btvirt by default (LAB_CI_SCENARIOS overrides, "name|scenario args" lines as in
+# smoke + hr-btvirt + daemon-pair-connect (the real strapd, static build) by default (LAB_CI_SCENARIOS overrides, "name|scenario args" lines as in
 # Tests/lab/selftest.sh). Cold machine: host tools + image build ~95 s, then ~35 s + ~80 s.
 #
 # Skips (exit 0, with a clear "lab-ci: SKIPPED: ..." line) only when this host genuinely
@@ -18,7 +18,8 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
 fi
 
 export LAB_SCENARIOS=${LAB_CI_SCENARIOS:-"smoke|smoke
-hr-btvirt|hr-btvirt"}
+hr-btvirt|hr-btvirt
+daemon-pair-connect|daemon-pair-connect acquire 15 0.5"}
 Tests/lab/selftest.sh "${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strapd-lab}/out/ci"
 rc=$?
 RES=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strapd-lab}/out/ci
