@@ -42,6 +42,8 @@ daemon_config() {
 	{
 		echo "[bluetooth]"
 		echo "adapter = $1"
+		# The scenarios pair through strapctl: strapd's own agent (opt-in) confirms Just Works.
+		echo "pair_agent = yes"
 		case "${2:-}" in
 		acquire) echo "notify_mode = acquire" ;;
 		start|notify) echo "notify_mode = notify" ;;
