@@ -49,10 +49,10 @@ demo: deps
 # Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,
 # tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g.
 BINDIR     ?= $(PREFIX)/bin
-UNITDIR    ?= /lib/systemd/system
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR?= /usr/lib/sysusers.d
 TMPFILESDIR?= /usr/lib/tmpfiles.d
-UDEVDIR    ?= /lib/udev/rules.d
+UDEVDIR    ?= $(PREFIX)/lib/udev/rules.d
 MANDIR     ?= $(PREFIX)/share/man
 install:
 	$(SWIFT) build -c release --static-swift-stdlib --product strapd
