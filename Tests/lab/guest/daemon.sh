@@ -99,9 +99,24 @@ daemon_attach() {
 # device_prop ADDRESS PROP: "PROP: value" for the device as seen by any adapter (bluetoothctl info)
 device_prop() { bluetoothctl info "$1" 2>/dev/null | grep -m1 "$2:" | sed 's/^[[:space:]]*//'; }
 
+# store_dump FILE: every page of samples.anchored from anchor 0 (a reply is at most 2 MiB,
+# so a long run takes several pages), one JSON reply per line.
+store_dump() {
+	local file=$1 anchor=0 next pages=0
+	: > "$file"
+	while [ $pages -lt 1000 ]; do
+		ctl --json anchored --anchor "$anchor" --limit 5000 > "$file.page" 2>> "$OUT/anchored.err" || return 1
+		cat "$file.page" >> "$file"
+		next=$(python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(d.get("result", d).get("anchor", 0))' "$file.page") || return 1
+		[ "$next" = "$anchor" ] && break
+		anchor=$next; pages=$((pages + 1))
+	done
+	rm -f "$file.page"
+}
+
 # store_check [check_notify options...]: dump the store, convert, run the exactly-once check.
 store_check() {
-	ctl --json anchored --anchor 0 > "$OUT/anchored.json" 2> "$OUT/anchored.err" ||
+	store_dump "$OUT/anchored.json" ||
 		{ check store-read FAIL "strapctl --json anchored: $(tail -2 "$OUT/anchored.err")"; return 1; }
 	python3 "$PY/store_to_received.py" "$OUT/anchored.json" > "$OUT/received.jsonl"
 	# The store keeps decoded samples: one heartRate sample per 0x2A37 notification, matched
