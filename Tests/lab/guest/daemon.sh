@@ -32,7 +32,7 @@ daemon_require() {
 }
 
 ctl() { "$STRAPCTL" --socket "$STRAPD_SOCKET" "$@"; }
-# decoder for the checks: the static strapctl (the stand-in stages it as strapctl.real)
+# decoder for the checks: the static strapctl (strapctl.real when a wrapper is staged)
 DECODER=$STRAPCTL
 [ -x /usr/local/bin/strapctl.real ] && DECODER=/usr/local/bin/strapctl.real
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""BLE central through bluetoothd's D-Bus API: the lab's reference central (the stand-in for strapd).
+"""BLE central through bluetoothd's D-Bus API: the lab's reference central (what the non-daemon scenarios use).
 
 scan (SetDiscoveryFilter + StartDiscovery) -> Connect -> ServicesResolved ->
 for each wanted characteristic:
