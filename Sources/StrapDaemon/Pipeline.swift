@@ -83,6 +83,8 @@ public final class Pipeline: @unchecked Sendable {
     private func process(_ event: SensorEvent) {
         eventCount.add(1, ordering: .relaxed)
         let address = event.address
+        // The link's name must be known before the device's identity is first made.
+        if case let .linkUp(_, name, _) = event { names[address] = name }
         if ingests[address] == nil {
             let (device, settings) = identity(address, names[address])
             ingests[address] = DeviceIngest(device: device, settings: settings)
@@ -102,8 +104,7 @@ public final class Pipeline: @unchecked Sendable {
                 liveEvents.append(.change(address, change))
                 onChange?(address, change)
             }
-        case let .linkUp(_, name, time):
-            names[address] = name
+        case let .linkUp(_, _, time):
             ingests[address]!.linkRestarted()
             liveEvents.append(.link(address, up: true, reason: nil, time.wall))
         case let .linkDown(_, reason, time):

@@ -66,6 +66,20 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         store.close()
     }
 
+    @Test func samplesCarryTheNameTheLinkReported() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(StoreConfig(directory: dir, sync: .none))
+        let (pipeline, _) = makePipeline(store: store)
+        let t = ReceiveTime(wall: 1_700_000_000_000, monotonic: 1)
+        pipeline.submit(.linkUp("AA:BB:CC:DD:EE:01", name: "Polar H10 1234", t))
+        pipeline.submit(.notification("AA:BB:CC:DD:EE:01", .heartRateMeasurement, [0x00, 61], t))
+        pipeline.drain()
+        try pipeline.storeStage.flushAndSync()
+        #expect(try store.anchored(anchor: 0).added.compactMap(\.sample).allSatisfy { $0.device.name == "Polar H10 1234" })
+        store.close()
+    }
+
     @Test func malformedPacketsAreCountedNotFatal() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
