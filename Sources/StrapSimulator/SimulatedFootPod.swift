@@ -2,7 +2,7 @@ import StrapGATT
 
 /// A running foot pod: speed, cadence (steps/min), stride length and a total-distance counter
 /// in 1/10 m that starts near 2³² so it wraps, with walking/running status.
-public struct SimulatedFootPod: SimulatedDevice {
+public struct SimulatedFootPod: LinkDrivenDevice {
     public let identity: SimulatedIdentity
     var rng: SimulationRandom
     var link: LinkSchedule
@@ -23,43 +23,23 @@ public struct SimulatedFootPod: SimulatedDevice {
         self.rng = rng
     }
 
-    public mutating func advance(to time: Double) -> [(time: Double, event: SimulatedEvent)] {
-        var events: [(Double, SimulatedEvent)] = []
-        if !announced {
-            announced = true
-            events += connectEvents(at: 0)
-        }
-        while let step = link.next(upTo: time, rng: &rng) {
-            switch step {
-            case let .slot(t):
-                run(until: t)
-                let cadence = speed < 0.3 ? 0 : (speed < 2.2 ? 110 : 160 + 8 * (speed - 2.2))
-                let stride = cadence > 0 ? speed * 60 / cadence : 0
-                let m = RSCMeasurement(speedRaw: UInt16((speed * 256).rounded()), cadence: UInt8(cadence.rounded()),
-                                       strideLengthRaw: UInt16((stride * 100).rounded()),
-                                       totalDistanceRaw: UInt32(UInt64(distanceDecimetres) % (1 << 32)),
-                                       isRunning: speed >= 2.2)
-                events.append((t, .notification(characteristic: .rscMeasurement, value: m.encoded())))
-            case let .dropped(t, reason):
-                run(until: t)
-                events.append((t, .disconnected(reason: reason)))
-            case let .restored(t):
-                run(until: t)
-                events += connectEvents(at: t)
-            }
-        }
-        return events
+    mutating func notifications(at t: Double) -> [(Double, SimulatedEvent)] {
+        let cadence = speed < 0.3 ? 0 : (speed < 2.2 ? 110 : 160 + 8 * (speed - 2.2))
+        let stride = cadence > 0 ? speed * 60 / cadence : 0
+        let m = RSCMeasurement(speedRaw: UInt16((speed * 256).rounded()), cadence: UInt8(cadence.rounded()),
+                               strideLengthRaw: UInt16((stride * 100).rounded()),
+                               totalDistanceRaw: UInt32(UInt64(distanceDecimetres) % (1 << 32)),
+                               isRunning: speed >= 2.2)
+        return [(t, .notification(characteristic: .rscMeasurement, value: m.encoded()))]
     }
 
-    func connectEvents(at t: Double) -> [(Double, SimulatedEvent)] {
-        [(t, .connected)] + (identity.connectReads + [
-            .read(characteristic: .rscFeature, value: RSCFeature(rawValue: 0x07).encoded()),
-            .read(characteristic: .batteryLevel, value: [battery]),
-        ]).map { (t, $0) }
+    func connectReads() -> [SimulatedEvent] {
+        [.read(characteristic: .rscFeature, value: RSCFeature(rawValue: 0x07).encoded()),
+         .read(characteristic: .batteryLevel, value: [battery])]
     }
 
     /// Walking, easy running and faster efforts, changing every 40–90 s.
-    mutating func run(until t: Double) {
+    mutating func progress(to t: Double) {
         while lastTime < t {
             if lastTime >= nextChange {
                 speed = rng.next() % 5 == 0 ? rng.uniform(1.2, 1.8) : rng.uniform(2.5, 4.8)

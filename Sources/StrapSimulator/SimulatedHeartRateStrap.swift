@@ -4,7 +4,7 @@ import StrapGATT
 /// A chest strap: beats with heart-rate variability, RR intervals batched per notification
 /// (0–n per packet, oldest first), sensor-contact episodes, an energy-expended counter sent
 /// every 10th packet, battery, and occasional dropouts.
-public struct SimulatedHeartRateStrap: SimulatedDevice {
+public struct SimulatedHeartRateStrap: LinkDrivenDevice {
     public let identity: SimulatedIdentity
     var rng: SimulationRandom
     var link: LinkSchedule
@@ -32,44 +32,26 @@ public struct SimulatedHeartRateStrap: SimulatedDevice {
         self.rng = rng
     }
 
-    public mutating func advance(to time: Double) -> [(time: Double, event: SimulatedEvent)] {
-        var events: [(Double, SimulatedEvent)] = []
-        if !announced {
-            announced = true
-            events += connectEvents(at: 0)
+    mutating func notifications(at t: Double) -> [(Double, SimulatedEvent)] {
+        var out: [(Double, SimulatedEvent)] = [(t, .notification(characteristic: .heartRateMeasurement, value: measurement(at: t)))]
+        if packetCount % 600 == 0 && battery > 5 {
+            battery -= 1
+            out.append((t, .notification(characteristic: .batteryLevel, value: [battery])))
         }
-        while let step = link.next(upTo: time, rng: &rng) {
-            switch step {
-            case let .slot(t):
-                beat(until: t)
-                events.append((t, .notification(characteristic: .heartRateMeasurement, value: measurement(at: t))))
-                if packetCount % 600 == 0 && battery > 5 {
-                    battery -= 1
-                    events.append((t, .notification(characteristic: .batteryLevel, value: [battery])))
-                }
-            case let .dropped(t, reason):
-                beat(until: t)
-                events.append((t, .disconnected(reason: reason)))
-            case let .restored(t):
-                // Beats during the dropout were never delivered: the strap's buffer is gone.
-                beat(until: t)
-                pendingRR.removeAll()
-                events += connectEvents(at: t)
-            }
-        }
-        return events
+        return out
     }
 
-    func connectEvents(at t: Double) -> [(Double, SimulatedEvent)] {
-        [(t, .connected)] + (identity.connectReads + [
-            .read(characteristic: .bodySensorLocation, value: [1]),
-            .read(characteristic: .batteryLevel, value: [battery]),
-        ]).map { (t, $0) }
+    /// Beats during the dropout were never delivered: the strap's buffer is gone.
+    mutating func linkRestored() { pendingRR.removeAll() }
+
+    func connectReads() -> [SimulatedEvent] {
+        [.read(characteristic: .bodySensorLocation, value: [1]),
+         .read(characteristic: .batteryLevel, value: [battery])]
     }
 
     /// Generates beats up to `t`: heart rate drifts toward a target that changes every
     /// 45–90 s (a workout's efforts), with respiratory sinus arrhythmia and beat-to-beat noise.
-    mutating func beat(until t: Double) {
+    mutating func progress(to t: Double) {
         while nextBeat <= t {
             if nextBeat >= nextTargetChange {
                 targetHeartRate = rng.uniform(65, 175)

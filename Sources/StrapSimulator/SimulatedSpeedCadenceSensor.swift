@@ -3,7 +3,7 @@ import StrapGATT
 /// A speed/cadence sensor: wheel and crank revolution events latched with 1/1024 s event
 /// times, counters that start just below their wrap (wheel 2³², crank 2¹⁶) so every session
 /// crosses it, coasting (no crank events) and stops (repeated event times).
-public struct SimulatedSpeedCadenceSensor: SimulatedDevice {
+public struct SimulatedSpeedCadenceSensor: LinkDrivenDevice {
     public let identity: SimulatedIdentity
     public let wheelCircumference: Double
     var rng: SimulationRandom
@@ -29,40 +29,20 @@ public struct SimulatedSpeedCadenceSensor: SimulatedDevice {
         self.rng = rng
     }
 
-    public mutating func advance(to time: Double) -> [(time: Double, event: SimulatedEvent)] {
-        var events: [(Double, SimulatedEvent)] = []
-        if !announced {
-            announced = true
-            events += connectEvents(at: 0)
-        }
-        while let step = link.next(upTo: time, rng: &rng) {
-            switch step {
-            case let .slot(t):
-                ride(until: t)
-                let m = CSCMeasurement(wheel: .init(revolutions: UInt32(wheel.count), eventTime: wheel.eventTime),
-                                       crank: .init(revolutions: UInt16(crank.count), eventTime: crank.eventTime))
-                events.append((t, .notification(characteristic: .cscMeasurement, value: m.encoded())))
-            case let .dropped(t, reason):
-                ride(until: t)
-                events.append((t, .disconnected(reason: reason)))
-            case let .restored(t):
-                ride(until: t)
-                events += connectEvents(at: t)
-            }
-        }
-        return events
+    mutating func notifications(at t: Double) -> [(Double, SimulatedEvent)] {
+        let m = CSCMeasurement(wheel: .init(revolutions: UInt32(wheel.count), eventTime: wheel.eventTime),
+                               crank: .init(revolutions: UInt16(crank.count), eventTime: crank.eventTime))
+        return [(t, .notification(characteristic: .cscMeasurement, value: m.encoded()))]
     }
 
-    func connectEvents(at t: Double) -> [(Double, SimulatedEvent)] {
-        [(t, .connected)] + (identity.connectReads + [
-            .read(characteristic: .cscFeature, value: CSCFeature(rawValue: 0x03).encoded()),
-            .read(characteristic: .sensorLocation, value: [12]),
-            .read(characteristic: .batteryLevel, value: [battery]),
-        ]).map { (t, $0) }
+    func connectReads() -> [SimulatedEvent] {
+        [.read(characteristic: .cscFeature, value: CSCFeature(rawValue: 0x03).encoded()),
+         .read(characteristic: .sensorLocation, value: [12]),
+         .read(characteristic: .batteryLevel, value: [battery])]
     }
 
     /// Efforts change every 30–60 s: riding (5–13 m/s at 70–100 rpm), coasting, or stopped.
-    mutating func ride(until t: Double) {
+    mutating func progress(to t: Double) {
         while lastTime < t {
             if lastTime >= nextChange {
                 switch rng.next() % 8 {
