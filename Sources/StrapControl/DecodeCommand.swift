@@ -1,4 +1,5 @@
 import StrapGATT
+import StrapWire
 
 /// What a command produced; `strapctl`'s main writes it out, tests inspect it directly.
 public struct CommandOutput: Equatable, Sendable {
@@ -46,7 +47,7 @@ public enum DecodeCommand {
         let bytes: [UInt8]
         do { bytes = try HexParser.parse(rest) } catch { return usageError(error.description) }
         do {
-            return CommandOutput(stdout: try PacketJSON.render(characteristic, bytes).serialized() + "\n")
+            return CommandOutput(stdout: JSONWriter.string(try PacketJSON.render(characteristic, bytes)) + "\n")
         } catch {
             return CommandOutput(exitCode: CommandOutput.invalidPacket, stderr: "strapctl decode: invalid packet: \(error)\n")
         }
@@ -87,7 +88,7 @@ public enum DecodeCommand {
         var derivation = CSCDerivation(configuration: configuration)
         var out = ""
         for (n, m) in decoded.enumerated() {
-            out += PacketJSON.render(derivation.update(m, receivedAt: Double(n) * interval)).serialized() + "\n"
+            out += JSONWriter.string(PacketJSON.render(derivation.update(m, receivedAt: Double(n) * interval))) + "\n"
         }
         return CommandOutput(stdout: out)
     }
