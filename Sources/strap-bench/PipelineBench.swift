@@ -17,6 +17,8 @@ enum PipelineBench: BenchSection {
     static func run(quick: Bool) throws -> [BenchFigure] {
         // STRAP_BENCH_LIVE (a diagnosis aid) runs only the chosen live-latency configurations.
         if getenv("STRAP_BENCH_LIVE") != nil { return try LiveLatency.figures(section: name, quick: quick) }
+        // STRAP_BENCH_THROUGHPUT (a profiling aid) runs only the throughput figure.
+        if getenv("STRAP_BENCH_THROUGHPUT") != nil { return try throughput(quick: quick) }
         var figures = try throughput(quick: quick)
         figures += try LiveLatency.figures(section: name, quick: quick)
         figures += try DaemonFootprint.figures(section: name, quick: quick)
