@@ -1,6 +1,7 @@
 import Dispatch
 import StrapIngest
 import StrapModel
+import Synchronization
 
 /// What live subscribers receive: samples as soon as they are decoded (before they are
 /// durable, so without an anchor), device changes and link transitions.
@@ -31,6 +32,8 @@ public final class LiveHub: @unchecked Sendable {
             self.devices = devices
         }
 
+        var admitsEverything: Bool { types == nil && devices == nil }
+
         func admits(_ event: LiveEvent) -> Bool {
             if let devices, !devices.contains(event.address) { return false }
             if let types, case let .sample(s) = event, !types.contains(s.type) { return false }
@@ -47,6 +50,7 @@ public final class LiveHub: @unchecked Sendable {
     /// Confined to `queue`.
     private var subscribers: [Int: Subscriber] = [:]
     private var nextID = 1
+    private let count = Atomic<Int>(0)
 
     public init() {}
 
@@ -55,15 +59,23 @@ public final class LiveHub: @unchecked Sendable {
             let id = nextID
             nextID += 1
             subscribers[id] = Subscriber(filter: filter, deliver: deliver)
+            count.store(subscribers.count, ordering: .relaxed)
             return id
         }
     }
 
     public func unsubscribe(_ id: Int) {
-        queue.async { [self] in subscribers[id] = nil }
+        queue.async { [self] in
+            subscribers[id] = nil
+            count.store(subscribers.count, ordering: .relaxed)
+        }
     }
 
     public var subscriberCount: Int { queue.sync { subscribers.count } }
+
+    /// Lets the pipeline skip building live events nobody would receive. A subscriber that
+    /// arrives meanwhile starts with the next event, as it would a moment later anyway.
+    var hasSubscribers: Bool { count.load(ordering: .relaxed) > 0 }
 
     /// Returns once everything published so far has been handed to the subscribers.
     public func publishBarrier() { queue.sync {} }
@@ -71,7 +83,7 @@ public final class LiveHub: @unchecked Sendable {
     func publish(_ events: [LiveEvent]) {
         queue.async { [self] in
             for subscriber in subscribers.values {
-                let admitted = events.filter(subscriber.filter.admits)
+                let admitted = subscriber.filter.admitsEverything ? events : events.filter(subscriber.filter.admits)
                 if !admitted.isEmpty { subscriber.deliver(admitted) }
             }
         }

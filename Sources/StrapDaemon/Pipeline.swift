@@ -28,8 +28,14 @@ public final class Pipeline: @unchecked Sendable {
     private let rejectedCount = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
     /// Confined to `queue`.
-    private var ingests: [SensorAddress: DeviceIngest] = [:]
+    private var ingests: [SensorAddress: IngestSlot] = [:]
     private var names: [SensorAddress: String] = [:]
+    /// What this turn of the ingest queue produced, handed on in one hop per stage when the
+    /// turn ends: a per-event hop to the store and live queues cost two closures, two
+    /// wake-ups and two small arrays per notification, more than decoding itself.
+    private var outSamples: [Sample] = []
+    private var outLive: [LiveEvent] = []
+    private var handOffScheduled = false
     /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
     public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
     /// Called on `queue` for device changes the daemon acts on (energy saturated, identity).
@@ -78,43 +84,72 @@ public final class Pipeline: @unchecked Sendable {
     }
 
     /// Waits until everything submitted so far has been decoded and handed to the store stage.
-    public func drain() { queue.sync {} }
+    public func drain() { queue.sync { handOff() } }
 
     private func process(_ event: SensorEvent) {
         eventCount.add(1, ordering: .relaxed)
         let address = event.address
         // The link's name must be known before the device's identity is first made.
         if case let .linkUp(_, name, _) = event { names[address] = name }
-        if ingests[address] == nil {
+        let slot: IngestSlot
+        if let known = ingests[address] {
+            slot = known
+        } else {
             let (device, settings) = identity(address, names[address])
-            ingests[address] = DeviceIngest(device: device, settings: settings)
+            slot = IngestSlot(DeviceIngest(device: device, settings: settings))
+            ingests[address] = slot
         }
+        let livePublishing = live.hasSubscribers
         var samples: [Sample] = []
-        var liveEvents: [LiveEvent] = []
         switch event {
         case let .notification(_, characteristic, value, time), let .read(_, characteristic, value, time):
-            // Mutated in place through the dictionary: no copy of the per-device state.
-            let out = ingests[address]!.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic)
+            let out = slot.ingest.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic)
             if let error = out.rejected {
                 rejectedCount.add(1, ordering: .relaxed)
                 onRejected?(address, error.description)
             }
             samples = out.samples
             for change in out.changes {
-                liveEvents.append(.change(address, change))
+                if livePublishing { outLive.append(.change(address, change)) }
                 onChange?(address, change)
             }
         case let .linkUp(_, _, time):
-            ingests[address]!.linkRestarted()
-            liveEvents.append(.link(address, up: true, reason: nil, time.wall))
+            slot.ingest.linkRestarted()
+            if livePublishing { outLive.append(.link(address, up: true, reason: nil, time.wall)) }
         case let .linkDown(_, reason, time):
-            liveEvents.append(.link(address, up: false, reason: reason, time.wall))
+            if livePublishing { outLive.append(.link(address, up: false, reason: reason, time.wall)) }
         }
         if !samples.isEmpty {
             sampleCount.add(samples.count, ordering: .relaxed)
-            liveEvents += samples.map(LiveEvent.sample)
-            storeStage.enqueue(samples)
+            if livePublishing { for s in samples { outLive.append(.sample(s)) } }
+            outSamples += samples
         }
-        if !liveEvents.isEmpty { live.publish(liveEvents) }
+        // Bounded: a long batch hands off every few thousand samples instead of at its end.
+        if outSamples.count >= 4096 || outLive.count >= 4096 {
+            handOff()
+        } else if !handOffScheduled && !(outSamples.isEmpty && outLive.isEmpty) {
+            // Queued behind whatever is waiting now, so it runs when this burst is done.
+            handOffScheduled = true
+            queue.async { [self] in handOff() }
+        }
     }
+
+    private func handOff() {
+        handOffScheduled = false
+        if !outSamples.isEmpty {
+            storeStage.enqueue(outSamples)
+            outSamples = []
+        }
+        if !outLive.isEmpty {
+            live.publish(outLive)
+            outLive = []
+        }
+    }
+}
+
+/// A device's ingest state in a box: one hash per event finds it, and it is mutated in place
+/// (through a dictionary value, every event re-hashed the address and copied the state).
+private final class IngestSlot {
+    var ingest: DeviceIngest
+    init(_ ingest: DeviceIngest) { self.ingest = ingest }
 }

@@ -21,7 +21,11 @@ final class StoreWriter: @unchecked Sendable {
     private(set) var offset: Int
     private(set) var nextAnchor: UInt64
     private var streamIDs: [StreamKey: Int] = [:]
-    private var lastStream: (device: Device, type: QuantityType, id: Int)?
+    /// Stream ids by device object identity: the pipeline hands the same `Device` object for
+    /// every sample of a device, so most lookups hash one pointer instead of the device's id
+    /// string. Holds the device, so an identifier cannot be reused while it is cached.
+    private struct IdentityKey: Hashable { var device: ObjectIdentifier; var type: QuantityType }
+    private var streamsByIdentity: [IdentityKey: (device: Device, id: Int)] = [:]
     private var openedAt: Double
 
     init(config: StoreConfig, storeID: UInt64, shared: StoreShared, segment: Segment,
@@ -58,8 +62,9 @@ final class StoreWriter: @unchecked Sendable {
         var ids: [Int] = []
         ids.reserveCapacity(samples.count)
         for s in samples {
-            if let l = lastStream, l.device === s.device, l.type == s.type {
-                ids.append(l.id); continue
+            let identity = IdentityKey(device: ObjectIdentifier(s.device), type: s.type)
+            if let known = streamsByIdentity[identity] {
+                ids.append(known.id); continue
             }
             let key = StreamKey(type: s.type, device: s.device)
             var id = streamIDs[key] ?? newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id
@@ -69,7 +74,11 @@ final class StoreWriter: @unchecked Sendable {
                 nextStreamID += 1
             }
             ids.append(id!)
-            if streamIDs[key] != nil { lastStream = (s.device, s.type, id!) }
+            if streamIDs[key] != nil {
+                // Bounded: devices re-created on every identity change must not pile up.
+                if streamsByIdentity.count >= 4096 { streamsByIdentity.removeAll(keepingCapacity: true) }
+                streamsByIdentity[identity] = (s.device, id!)
+            }
         }
 
         var w = ByteWriter(capacity: samples.count * 6 + 64)
@@ -219,7 +228,7 @@ final class StoreWriter: @unchecked Sendable {
         builder = SegmentBuilder(header: header)
         offset = Format.headerSize
         streamIDs = [:]
-        lastStream = nil
+        streamsByIdentity.removeAll()
         openedAt = Self.now()
         shared.clearDegraded()
     }
