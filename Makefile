@@ -33,6 +33,8 @@ torture: deps
 	STRAP_TORTURE=1 $(SWIFT) test --skip-build --disable-xctest --filter StrapStoreTests
 
 bench: deps
+	$(SWIFT) build -c release --static-swift-stdlib --product strapd
+	cp .build/release/strapd .build/release/strapd-shipped
 	$(SWIFT) build -c release --product strap-bench
 	$(SWIFT) build -c release --product strapd
 	.build/release/strap-bench all

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StrapGATT
 import StrapIngest
 import StrapModel
@@ -23,7 +23,7 @@ public enum CaptureFormat {
         var fields: [(String, String)] = [
             ("t", quote(Timestamp.string(event.time.wall))),
             // Microseconds are plenty for receive times and survive any JSON reader's doubles.
-            ("mono", String(format: "%.6f", event.time.monotonic)),
+            ("mono", micros(event.time.monotonic)),
             ("device", quote(event.address)),
         ]
         switch event {
@@ -43,25 +43,37 @@ public enum CaptureFormat {
 
     public static func parse(_ text: Substring, lineNumber: Int) throws(Error) -> SensorEvent {
         func fail(_ reason: String) -> Error { .malformed(line: lineNumber, reason: reason) }
-        guard let data = text.data(using: .utf8),
-              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw fail("not a JSON object")
+        guard case let .object(object)? = try? JSONParser.parse(text.utf8) else { throw fail("not a JSON object") }
+        func string(_ key: String) -> String? { if case let .string(s)? = object[key] { s } else { nil } }
+        guard let device = string("device"), !device.isEmpty else { throw fail("missing device") }
+        let mono: Double
+        switch object["mono"] {
+        case let .double(d)? where d.isFinite: mono = d
+        case let .int(i)?: mono = Double(i)
+        default: throw fail("missing mono")
         }
-        guard let device = object["device"] as? String, !device.isEmpty else { throw fail("missing device") }
-        guard let mono = (object["mono"] as? NSNumber)?.doubleValue, mono.isFinite else { throw fail("missing mono") }
-        guard let t = object["t"] as? String, let wall = Timestamp.parse(t) else { throw fail("missing or bad t") }
+        guard let t = string("t"), let wall = Timestamp.parse(t) else { throw fail("missing or bad t") }
         let time = ReceiveTime(wall: wall, monotonic: mono)
-        switch object["event"] as? String {
+        switch string("event") {
         case "notification", "read":
-            guard let c = (object["characteristic"] as? String).flatMap(GATTCharacteristic.init(parsing:)) else {
+            guard let c = string("characteristic").flatMap(GATTCharacteristic.init(parsing:)) else {
                 throw fail("unknown characteristic")
             }
-            guard let hex = object["hex"] as? String, let bytes = bytes(hex) else { throw fail("bad hex") }
-            return object["event"] as? String == "read" ? .read(device, c, bytes, time) : .notification(device, c, bytes, time)
-        case "linkUp": return .linkUp(device, name: object["name"] as? String ?? device, time)
-        case "linkDown": return .linkDown(device, reason: object["reason"] as? String ?? "", time)
+            guard let hex = string("hex"), let bytes = bytes(hex) else { throw fail("bad hex") }
+            return string("event") == "read" ? .read(device, c, bytes, time) : .notification(device, c, bytes, time)
+        case "linkUp": return .linkUp(device, name: string("name") ?? device, time)
+        case "linkDown": return .linkDown(device, reason: string("reason") ?? "", time)
         default: throw fail("unknown event")
         }
+    }
+
+    /// Seconds with six decimals, like printf's %.6f (which needs Foundation's String(format:)).
+    static func micros(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "0.000000" }
+        let total = Int64((abs(seconds) * 1_000_000).rounded())
+        let fraction = String(total % 1_000_000)
+        return (seconds < 0 && total > 0 ? "-" : "") + String(total / 1_000_000) + "."
+            + String(repeating: "0", count: 6 - fraction.count) + fraction
     }
 
     static func quote(_ s: String) -> String {
@@ -70,7 +82,7 @@ public enum CaptureFormat {
             switch ch {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
-            case _ where ch.value < 0x20: out += "\\u" + String(format: "%04x", ch.value)
+            case _ where ch.value < 0x20: out += "\\u00" + hex8(UInt8(ch.value))
             default: out.unicodeScalars.append(ch)
             }
         }

@@ -1,6 +1,6 @@
 import CShims
 import Dispatch
-import Foundation
+import FoundationEssentials
 import StrapSystem
 
 /// What `strapd`'s main.swift calls: parse, start, run the Dispatch main loop until a

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import StrapConfig
 import StrapModel
@@ -92,16 +92,16 @@ enum DaemonSetup {
     }
 
     static func makeDirectory(_ path: String, mode: mode_t) throws(DaemonError) {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw .stateDirectory("\(path) exists and is not a directory") }
+            guard isDirectory else { throw .stateDirectory("\(path) exists and is not a directory") }
             return
         }
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: Int(mode)])
         } catch {
-            throw .stateDirectory("cannot create \(path): \(error.localizedDescription)")
+            throw .stateDirectory("cannot create \(path): \(error)")
         }
     }
 
@@ -113,7 +113,7 @@ enum DaemonSetup {
             throw .socket("socket activation: \(error)")
         }
         let path = c.daemon.socket
-        let parent = (path as NSString).deletingLastPathComponent
+        let parent = Path.directory(of: path)
         if !parent.isEmpty { try makeDirectory(parent, mode: 0o755) }
         var gid: gid_t?
         if let group = c.daemon.socketGroup {

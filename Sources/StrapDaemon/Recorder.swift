@@ -1,23 +1,25 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+import Glibc
 import StrapIngest
 
 /// `--record FILE`: appends every raw event as a capture line, off the ingest path.
 public final class Recorder: @unchecked Sendable {
     let queue = DispatchQueue(label: "strapd.recorder")
-    private let handle: FileHandle
+    private let fd: CInt
+    private let path: String
     /// Confined to `queue`.
-    private var buffer = Data()
+    private var buffer: [UInt8] = []
     private var failed: String?
 
+    public struct OpenError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
     public init(path: String) throws {
-        if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw CocoaError(.fileWriteNoPermission, userInfo: [NSFilePathErrorKey: path])
-            }
-        }
-        handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
-        try handle.seekToEnd()
+        fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw OpenError(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
+        self.path = path
     }
 
     public func record(_ event: SensorEvent) {
@@ -35,11 +37,20 @@ public final class Recorder: @unchecked Sendable {
 
     private func writeOut() {
         guard !buffer.isEmpty, failed == nil else { return }
-        do { try handle.write(contentsOf: buffer) } catch { failed = "\(error)" }
+        var written = 0
+        while written < buffer.count {
+            let n = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                failed = "write \(path): \(String(cString: strerror(errno)))"
+                break
+            }
+            written += n
+        }
         buffer.removeAll(keepingCapacity: true)
     }
 
-    deinit { try? handle.close() }
+    deinit { Glibc.close(fd) }
 }
 
 /// `--replay FILE [--replay-speed X]`: plays a capture back through the pipeline with its
@@ -62,7 +73,7 @@ public final class ReplaySource: @unchecked Sendable {
         let text = try String(contentsOfFile: path, encoding: .utf8)
         var parsed: [SensorEvent] = []
         for (n, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated()
-        where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+        where !line.allSatisfy(\.isWhitespace) {
             parsed.append(try CaptureFormat.parse(line, lineNumber: n + 1))
         }
         events = parsed

@@ -16,7 +16,10 @@ public final class SimulatorSource: @unchecked Sendable {
     private var origin: ReceiveTime?
     private(set) var identities: [SimulatedIdentity]
 
-    public init(simulation: Simulation, pipeline: Pipeline, speed: Double = 1, tick: DispatchTimeInterval = .milliseconds(100)) {
+    /// `tick` bounds how long the source sleeps: it wakes at each device's next notification
+    /// (as a real link delivers them, four sensors at 1 Hz wake the daemon four times a
+    /// second, not ten), but never later than `tick`.
+    public init(simulation: Simulation, pipeline: Pipeline, speed: Double = 1, tick: DispatchTimeInterval = .seconds(1)) {
         self.simulation = simulation
         self.pipeline = pipeline
         self.speed = speed
@@ -28,7 +31,7 @@ public final class SimulatorSource: @unchecked Sendable {
         queue.sync {
             origin = Clock.now()
             let t = DispatchSource.makeTimerSource(queue: queue)
-            t.schedule(deadline: .now(), repeating: tick, leeway: .milliseconds(5))
+            t.schedule(deadline: .now(), leeway: .milliseconds(2))
             t.setEventHandler { @Sendable [weak self] in self?.step() }
             t.resume()
             timer = t
@@ -57,5 +60,22 @@ public final class SimulatorSource: @unchecked Sendable {
             }
         }
         if !batch.isEmpty { pipeline.submit(contentsOf: batch) }
+        // One-shot, re-armed for the next event (a repeating poll woke the daemon for nothing).
+        let wait = max(0, (simulation.nextEventTime - elapsed) / max(speed, 1e-9))
+        let delay: DispatchTimeInterval = wait < tick.seconds ? .nanoseconds(Int(wait * 1e9) + 1) : tick
+        timer?.schedule(deadline: .now() + delay, leeway: .milliseconds(2))
+    }
+}
+
+extension DispatchTimeInterval {
+    var seconds: Double {
+        switch self {
+        case let .seconds(s): Double(s)
+        case let .milliseconds(ms): Double(ms) / 1e3
+        case let .microseconds(us): Double(us) / 1e6
+        case let .nanoseconds(ns): Double(ns) / 1e9
+        case .never: .infinity
+        @unknown default: 1
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A sensor as a sample's source. A final class so that millions of decoded samples share
 /// one instance per device (one retain per copy instead of one per string field).

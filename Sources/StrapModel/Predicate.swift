@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a time-range predicate matches a sample's [start, end] (HealthKit's query options).
 public struct TimeRangeOptions: OptionSet, Sendable, Codable, Hashable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StrapWire
 
 /// JSON shape of predicates for the socket protocol, e.g.

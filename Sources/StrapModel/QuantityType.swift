@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// How a type's samples combine in statistics (HealthKit's aggregation style).
 public enum AggregationStyle: String, Sendable, Codable {

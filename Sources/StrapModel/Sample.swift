@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StrapWire
 
 /// One stored measurement (spec §3.4, JSON shape §6). `start`/`end` are milliseconds.

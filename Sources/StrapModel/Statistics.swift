@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 public struct StatisticsOptions: OptionSet, Sendable, Codable, Hashable {
     public let rawValue: Int

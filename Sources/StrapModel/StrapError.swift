@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Errors of the domain and the store, each mapping to a protocol error code (spec §6).
 public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {

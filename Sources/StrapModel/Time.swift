@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StrapWire
 
 /// Times are kept as integer milliseconds since the Unix epoch: the protocol's precision

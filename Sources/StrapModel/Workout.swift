@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A workout as a stored object (spec §5). The engine that produces it comes later; the
 /// store keeps it verbatim (JSON) and serves it to anchored readers and the `workout` predicate.

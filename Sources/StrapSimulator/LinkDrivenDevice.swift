@@ -18,6 +18,8 @@ protocol LinkDrivenDevice: SimulatedDevice {
 extension LinkDrivenDevice {
     mutating func linkRestored() {}
 
+    public var nextEventTime: Double { announced ? link.nextEventTime : 0 }
+
     func connectEvents(at t: Double) -> [(Double, SimulatedEvent)] {
         [(t, .connected)] + (identity.connectReads + connectReads()).map { (t, $0) }
     }

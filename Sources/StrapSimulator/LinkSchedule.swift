@@ -16,6 +16,12 @@ struct LinkSchedule: Sendable {
 
     enum Step { case slot(Double), dropped(Double, String), restored(Double) }
 
+    /// When `next(upTo:)` will next have something (a slot, or the link dropping or coming back).
+    var nextEventTime: Double {
+        guard let d = nextDropout else { return nextSlot }
+        return min(nextSlot, isConnected ? d.start : d.end)
+    }
+
     /// The next thing that happens no later than `time`, if any, in time order.
     mutating func next(upTo time: Double, rng: inout SimulationRandom) -> Step? {
         while true {

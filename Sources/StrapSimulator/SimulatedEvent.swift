@@ -17,6 +17,9 @@ public protocol SimulatedDevice: Sendable {
     var identity: SimulatedIdentity { get }
     /// Events with their times (seconds since the simulation started), up to `time`, in order.
     mutating func advance(to time: Double) -> [(time: Double, event: SimulatedEvent)]
+    /// The earliest time `advance(to:)` would return something new: a real-time driver sleeps
+    /// until then instead of polling.
+    var nextEventTime: Double { get }
 }
 
 /// The identity a simulated device reports, like a real one's address and DIS strings.

@@ -20,6 +20,9 @@ public struct Simulation: Sendable {
         merged.sort { $0.time < $1.time }
         return merged
     }
+
+    /// The earliest time any device has something new (infinity with no devices).
+    public var nextEventTime: Double { devices.map(\.nextEventTime).min() ?? .infinity }
 }
 
 extension Simulation {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StrapModel
 
 /// A (type, device) pair declared once per segment and referenced by a small id, so a

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Glibc
 import Synchronization
 import StrapModel
@@ -16,7 +16,11 @@ public final class Store: Sendable {
     /// Held by whoever fsyncs; the group-commit leader syncs for everyone waiting.
     private let syncLock = Mutex<Void>(())
     private let deleteLock = Mutex<Void>(())
-    private let timer = TimerBox()
+    /// `sync = interval`: set while a sync is scheduled. Armed by the first append after a
+    /// sync, so an idle store never wakes up (a repeating timer woke the daemon ten times a
+    /// second for nothing) and nothing appended waits longer than the interval.
+    private let syncArmed = Atomic<Bool>(false)
+    private let closed = Atomic<Bool>(false)
 
     init(config: StoreConfig, storeID: UInt64, shared: StoreShared, writer: StoreWriter) {
         self.config = config
@@ -32,26 +36,27 @@ public final class Store: Sendable {
         do throws(IOError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
             throw .unavailable("cannot open store: \(error)")
         }
-        if case .interval(let seconds) = config.sync {
-            let t = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-            let ms = max(1, Int(seconds * 1000))
-            t.schedule(deadline: .now() + .milliseconds(ms), repeating: .milliseconds(ms))
-            t.setEventHandler { @Sendable [weak store] in try? store?.sync() }
-            t.resume()
-            store.timer.set(t)
-        }
         try? store.applyRetention()
         return store
     }
 
-    /// Stops the sync timer and makes everything written durable; wakes followers.
+    /// Makes everything written durable and wakes followers; a scheduled sync then does nothing.
     public func close() {
-        timer.set(nil)
+        closed.store(true, ordering: .relaxed)
         try? sync()
         shared.close()
     }
 
-    deinit { timer.set(nil) }
+    private func scheduleSync() {
+        guard case .interval(let seconds) = config.sync, !syncArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let ms = max(1, Int(seconds * 1000))
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(ms)) { [weak self] in
+            guard let self else { return }
+            // Cleared first: an append racing with this sync arms the next one.
+            syncArmed.store(false, ordering: .releasing)
+            if !closed.load(ordering: .relaxed) { try? sync() }
+        }
+    }
 
     // MARK: writing
 
@@ -61,7 +66,7 @@ public final class Store: Sendable {
     @discardableResult
     public func append(_ samples: [Sample]) throws(StrapError) -> [Sample] {
         let first = try onWriter { w throws(StrapError) in try w.append(samples) }
-        if config.sync == .always { try sync() }
+        if config.sync == .always { try sync() } else { scheduleSync() }
         var out = samples
         for i in out.indices {
             out[i].anchor = first + UInt64(i)
@@ -75,7 +80,7 @@ public final class Store: Sendable {
     @discardableResult
     public func appendBatch(_ samples: [Sample]) throws(StrapError) -> UInt64 {
         let first = try onWriter { w throws(StrapError) in try w.append(samples) }
-        if config.sync == .always { try sync() }
+        if config.sync == .always { try sync() } else { scheduleSync() }
         return first
     }
 
@@ -202,17 +207,5 @@ public final class Store: Sendable {
             if w.nextAnchor > w.segment.firstAnchor { try w.roll(baseTime: Millis(StoreWriter.now() * 1000)) }
         }
         try sync()
-    }
-}
-
-/// DispatchSourceTimer is not Sendable; this box only ever cancels/replaces it under a lock.
-final class TimerBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var timer: DispatchSourceTimer?
-
-    func set(_ t: DispatchSourceTimer?) {
-        lock.lock(); defer { lock.unlock() }
-        timer?.cancel()
-        timer = t
     }
 }

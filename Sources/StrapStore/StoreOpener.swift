@@ -111,7 +111,7 @@ struct StoreOpener {
         let path = dir + "/store.id"
         if let f = try? FileHandleFD(path: path, flags: O_RDONLY), let b = try? f.read(at: 0, count: 64),
            let s = String(validating: b, as: UTF8.self),
-           let id = UInt64(s.trimmingCharacters(in: .whitespacesAndNewlines), radix: 16) {
+           let id = UInt64(s.filter { !$0.isWhitespace }, radix: 16) {
             return id
         }
         for first in segmentAnchors {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import StrapModel
 
 /// One item met while walking the log in anchor order.

@@ -124,6 +124,29 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         }
     }
 
+    @Test func captureMonotonicTimesKeepSixDecimals() {
+        #expect(CaptureFormat.micros(1.25) == "1.250000")
+        #expect(CaptureFormat.micros(0) == "0.000000")
+        #expect(CaptureFormat.micros(12345.0000004) == "12345.000000")
+        #expect(CaptureFormat.micros(0.0000015) == "0.000002")
+        #expect(CaptureFormat.micros(-2.5) == "-2.500000")
+    }
+
+    @Test func capturedControlCharactersAreEscaped() throws {
+        let event = SensorEvent.linkDown("A", reason: "bye\n\u{01}\"", ReceiveTime(wall: 1_700_000_000_000, monotonic: 1))
+        let line = CaptureFormat.line(event)
+        #expect(line.contains(#""reason":"bye\u000a\u0001\"""#))
+        guard case let .linkDown(_, reason, _) = try CaptureFormat.parse(Substring(line), lineNumber: 1) else {
+            Issue.record("not a linkDown: \(line)"); return
+        }
+        #expect(reason == "bye\n\u{01}\"")
+    }
+
+    @Test(arguments: [("/a/b/c", "/a/b"), ("c", ""), ("/c", "/"), ("/a/b/", "/a"), ("a//b", "a"), ("/", "/")])
+    func socketParentDirectory(_ path: String, _ parent: String) {
+        #expect(Path.directory(of: path) == parent)
+    }
+
     @Test(arguments: ["", "[]", "{\"device\":\"A\"}", #"{"t":"2026-01-01T00:00:00.000Z","mono":1,"device":"A","event":"notification","characteristic":"2a99","hex":"00"}"#,
                       #"{"t":"2026-01-01T00:00:00.000Z","mono":1,"device":"A","event":"notification","characteristic":"2a37","hex":"0"}"#,
                       #"{"t":"yesterday","mono":1,"device":"A","event":"linkUp"}"#,

@@ -118,6 +118,26 @@ import StrapGATT
         #expect(drops > 5 && notificationsWhileDown == 0 && connects >= drops && readsAfterReconnect == 6 * connects)
     }
 
+    @Test func nextEventTimeIsWhenTheNextEventHappens() {
+        var simulation = Simulation(count: 4, seed: 5, dropouts: DropoutSchedule(meanInterval: 20))
+        #expect(simulation.nextEventTime == 0)  // announcements first
+        _ = simulation.advance(to: 0)
+        var checked = 0
+        var t = 0.0
+        while t < 300 {
+            let next = simulation.nextEventTime
+            #expect(next > t)
+            // Nothing before it, something at it: a driver sleeping until then misses nothing.
+            #expect(simulation.advance(to: next - 1e-6).isEmpty)
+            let due = simulation.advance(to: next)
+            #expect(!due.isEmpty || simulation.nextEventTime > next)
+            #expect(due.allSatisfy { $0.time == next })
+            t = next
+            checked += due.isEmpty ? 0 : 1
+        }
+        #expect(checked > 300)
+    }
+
     @Test func advancingInSmallStepsEqualsOneBigStep() {
         var a = SimulatedHeartRateStrap(index: 0, seed: 21)
         var b = SimulatedHeartRateStrap(index: 0, seed: 21)

@@ -4,6 +4,21 @@ import Testing
 import StrapModel
 
 @Suite struct GroupCommitTests {
+    /// `sync = interval`: nobody calls sync, yet each append becomes durable (and visible to
+    /// readers) by itself, including appends after an idle spell, when no sync is scheduled.
+    @Test func intervalAppendsBecomeDurableWithoutAnExplicitSync() throws {
+        let dir = TempDir("interval")
+        let store = try Store.open(config(dir, sync: .interval(0.02)))
+        defer { store.close() }
+        for round in 1...3 {
+            let first = try store.appendBatch(Fixtures.heartRate(count: 10, start: Fixtures.t0 + Millis(round) * 60_000, offset: round * 10))
+            var waited = 0
+            while store.latestAnchor < first + 9, waited < 500 { usleep(10_000); waited += 1 }
+            #expect(store.latestAnchor == first + 9, "round \(round): durable up to \(store.latestAnchor), wrote \(first)...\(first + 9)")
+            usleep(100_000)  // idle: the next append must arm a new sync
+        }
+    }
+
     /// Several threads appending with `sync = always`: every append returns durable anchors,
     /// anchors are unique and dense, and a reader sees each one as soon as append returned.
     @Test func concurrentAlwaysAppendersAreDurableOnReturn() async throws {

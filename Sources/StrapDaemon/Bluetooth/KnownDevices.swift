@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 import StrapIngest
 
@@ -98,7 +98,7 @@ public struct KnownDevices: Sendable, Equatable {
         Glibc.close(fd)
         guard ok else { unlink(temp); throw .io("write \(temp): \(String(cString: strerror(failure)))") }
         guard rename(temp, path) == 0 else { throw .io("rename \(temp): \(String(cString: strerror(errno)))") }
-        let directory = (path as NSString).deletingLastPathComponent
+        let directory = Path.directory(of: path)
         let dfd = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { _ = fsync(dfd); Glibc.close(dfd) }
     }

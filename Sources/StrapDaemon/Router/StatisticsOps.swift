@@ -1,4 +1,7 @@
-import Foundation
+import FoundationEssentials
+// Named time zones (TimeZone(identifier:)) come from ICU: with FoundationEssentials alone
+// every zone but GMT resolves to nil.
+import FoundationInternationalization
 import StrapModel
 import StrapWire
 
