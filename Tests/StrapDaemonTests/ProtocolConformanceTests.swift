@@ -253,6 +253,33 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         #expect(try c.call(#"{"id":10,"op":"cancel"}"#).errorCode == "notFound")
     }
 
+    /// Subscribers sharing an id share the encoded lines; each still gets its own id and
+    /// only what its filter admits.
+    @Test func liveSubscribersWithSameAndDifferentIdsEachGetTheirOwnStream() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let a = try h.client(), b = try h.client(), c = try h.client(), d = try h.client()
+        #expect(try a.call(#"{"id":1,"op":"live.subscribe"}"#).isOK)
+        #expect(try b.call(#"{"id":1,"op":"live.subscribe"}"#).isOK)
+        #expect(try c.call(#"{"id":"x","op":"live.subscribe"}"#).isOK)
+        #expect(try d.call(#"{"id":1,"op":"live.subscribe","types":["heartRate"]}"#).isOK)
+        try h.ingest(seconds: 20)
+        func samples(_ client: DaemonClient, id: JSONValue, count: Int) throws -> [String] {
+            var types: [String] = []
+            while types.count < count {
+                let m = try #require(try client.readMessage())
+                #expect(m["id"] == id)
+                if m.event == "sample" { types.append(m.data.string("type") ?? "?") }
+            }
+            return types
+        }
+        let first = try samples(a, id: .int(1), count: 30)
+        #expect(try samples(b, id: .int(1), count: 30) == first)
+        #expect(try samples(c, id: .string("x"), count: 30) == first)
+        #expect(Set(first).count > 1)
+        #expect(try samples(d, id: .int(1), count: 10).allSatisfy { $0 == "heartRate" })
+    }
+
     @Test func envelopeErrors() throws {
         let h = try RouterHarness()
         defer { h.close() }

@@ -82,10 +82,19 @@ final class LiveFanout: @unchecked Sendable {
         queue.async { [self] in
             queuedBatches.subtract(1, ordering: .relaxed)
             let missed = missedWhileBehind.exchange(0, ordering: .relaxed)
+            // Subscribers that take the whole batch and share a request id (most use id 1)
+            // share one buffer of lines: the same bytes go to each socket, built once.
+            var whole: [RequestID: [UInt8]] = [:]
             for stream in streams {
                 if missed > 0 { stream.noteMissed(missed) }
-                let mine = encoded.filter(stream.admits)
-                if !mine.isEmpty { stream.deliver(mine) }
+                if encoded.allSatisfy(stream.admits) {
+                    let lines = whole[stream.id] ?? LiveStream.lines(encoded, id: stream.id)
+                    whole[stream.id] = lines
+                    stream.deliver(lines: lines, count: encoded.count)
+                } else {
+                    let mine = encoded.filter(stream.admits)
+                    if !mine.isEmpty { stream.deliver(lines: LiveStream.lines(mine, id: stream.id), count: mine.count) }
+                }
             }
         }
     }
@@ -112,7 +121,7 @@ final class LiveFanout: @unchecked Sendable {
 final class LiveStream: RouterStream, @unchecked Sendable {
     private unowned let fanout: LiveFanout
     let session: ClientSession
-    private let id: RequestID
+    let id: RequestID
     private let types: Set<QuantityType>?
     private let devices: Set<SensorAddress>?
     /// Confined to the server queue.
@@ -141,21 +150,34 @@ final class LiveStream: RouterStream, @unchecked Sendable {
         dropped += count
     }
 
-    func deliver(_ events: [LiveFanout.Encoded]) {
+    static func lines(_ events: [LiveFanout.Encoded], id: RequestID) -> [UInt8] {
+        var lines: [UInt8] = []
+        lines.reserveCapacity(events.reduce(0) { $0 + $1.data.count + 48 })
+        for e in events { Reply.appendEvent(id: id, kind: e.kind, dataJSON: e.data, into: &lines) }
+        return lines
+    }
+
+    /// `lines` holds `count` events, already in this stream's id.
+    func deliver(lines: [UInt8], count: Int) {
         guard !ended else { return }
         let connection = session.connection
         if connection.isAboveHighWater {
-            dropped += events.count
+            dropped += count
             return
         }
-        var lines: [UInt8] = []
-        lines.reserveCapacity(events.count * 360)
-        let missed = dropped
-        if missed > 0 { appendDropped(missed, into: &lines) }
-        for e in events { Reply.appendEvent(id: id, kind: e.kind, dataJSON: e.data, into: &lines) }
+        if dropped > 0 {
+            // Its own write: the event lines are shared with other subscribers.
+            var notice: [UInt8] = []
+            appendDropped(dropped, into: &notice)
+            switch connection.write(notice) {
+            case .queued: dropped = 0
+            case .rejected: dropped += count; return
+            case .closed: ended = true; return
+            }
+        }
         switch connection.write(lines) {
-        case .queued: dropped = 0
-        case .rejected: dropped = missed + events.count
+        case .queued: break
+        case .rejected: dropped += count
         case .closed: ended = true
         }
     }
