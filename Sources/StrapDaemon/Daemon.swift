@@ -21,9 +21,9 @@ public final class Daemon: @unchecked Sendable {
     let queue = DispatchQueue(label: "strapd.daemon")
     let startedAt = Clock.wallMillis()
 
-    public private(set) var context: DaemonContext?
+    private var frontEnd: DaemonFrontEnd?
+    public var context: DaemonContext? { frontEnd?.context }
     private var store: Store?
-    private var server: UnixServer?
     private var listener: UnixListener?
     private var simulator: SimulatorSource?
     private var replay: ReplaySource?
@@ -38,7 +38,6 @@ public final class Daemon: @unchecked Sendable {
     private var storeDegraded: String?
     /// Called when the daemon has stopped (the executable exits then).
     public var onStopped: (@Sendable (Int32) -> Void)?
-    private var router: RequestRouter?
 
     public init(options: DaemonOptions, environment: [String: String]) throws(DaemonError) {
         self.options = options
@@ -59,37 +58,31 @@ public final class Daemon: @unchecked Sendable {
         self.store = store
         for damage in store.status.damage { logger.error("store damage: \(damage)") }
 
-        let live = LiveHub()
-        let stage = StoreStage(store: store)
-        let devicesConfig = c.devices
-        let pipeline = Pipeline(storeStage: stage, live: live) { address, linkName in
-            let settings = devicesConfig[address]
-            let name = settings?.name ?? linkName ?? address
-            return (Device(id: address, address: address, name: name),
-                    DeviceIngest.Settings(wheelCircumference: settings?.wheelCircumference ?? 2.105,
-                                          cadenceIsStepsPerMinute: settings?.cadenceIsSpm ?? false))
-        }
         let log = logger
-        pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", fields: ["DEVICE_ADDRESS": address]) }
-        stage.onDegradedChange = { [weak self] reason in self?.storeDegradedChanged(reason) }
-        let directory = DeviceDirectory()
-        _ = live.subscribe(.init()) { events in directory.observe(events) }
-
-        let devices = try startSources(pipeline: pipeline)
-        let access = DaemonSetup.accessPolicy(c.access) { log.warning($0) }
-        let ctx = DaemonContext(store: store, pipeline: pipeline, live: live, devices: devices, directory: directory,
-                                access: access) { [weak self] in self?.currentStatus() ?? DaemonStatus.empty }
-        context = ctx
-
         let (listener, activated) = try DaemonSetup.listener(c) { log.warning($0) }
         self.listener = listener
-        let router = RequestRouter(context: ctx, logger: logger)
-        self.router = router
-        let server = UnixServer(listener: listener, handler: router,
-                                configuration: ServerConfiguration(outputLimits: OutputLimits(clientBuffer: c.daemon.clientBuffer),
-                                                                   maximumConnections: c.daemon.maxClients))
-        self.server = server
-        server.start()
+        let devicesConfig = c.devices
+        let frontEnd = try DaemonFrontEnd(
+            store: store, listener: listener, access: DaemonSetup.accessPolicy(c.access) { log.warning($0) },
+            identity: { address, linkName in
+                let settings = devicesConfig[address]
+                let name = settings?.name ?? linkName ?? address
+                return (Device(id: address, address: address, name: name),
+                        DeviceIngest.Settings(wheelCircumference: settings?.wheelCircumference ?? 2.105,
+                                              cadenceIsStepsPerMinute: settings?.cadenceIsSpm ?? false))
+            },
+            server: ServerConfiguration(outputLimits: OutputLimits(clientBuffer: c.daemon.clientBuffer),
+                                        maximumConnections: c.daemon.maxClients),
+            logger: logger,
+            status: { [weak self] _ in self?.currentStatus() ?? DaemonStatus.empty }
+        ) { (pipeline: Pipeline) throws(DaemonError) -> any DeviceService in
+            pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", fields: ["DEVICE_ADDRESS": address]) }
+            pipeline.storeStage.onDegradedChange = { [weak self] reason in self?.storeDegradedChanged(reason) }
+            return try startSources(pipeline: pipeline)
+        }
+        self.frontEnd = frontEnd
+        frontEnd.start()
+        let pipeline = frontEnd.pipeline
         logger.notice("strapd \(Self.version) listening on \(activated ? "socket-activated fd" : c.daemon.socket), store \(c.daemon.stateDirectory)/store at anchor \(store.latestAnchor)")
 
         queue.sync {
@@ -167,7 +160,7 @@ public final class Daemon: @unchecked Sendable {
                             mode: options.replay != nil ? "replay" : options.simulate != nil ? "simulate" : "bluetooth",
                             connectedSensors: context.directory.connectedCount, knownSensors: context.devices.snapshot().filter(\.known).count,
                             sampleRate: rate.perSecond, pipeline: context.pipeline.counters, store: storeStatus,
-                            degraded: degraded.map { "store: \($0)" } ?? bluetooth?.degraded.map { "bluetooth: \($0)" }, clients: server.map { s in s.queue.sync { s.connectionCount } } ?? 0,
+                            degraded: degraded.map { "store: \($0)" } ?? bluetooth?.degraded.map { "bluetooth: \($0)" }, clients: frontEnd?.clientCount ?? 0,
                             liveSubscribers: context.live.subscriberCount)
     }
 
@@ -219,14 +212,12 @@ public final class Daemon: @unchecked Sendable {
             bluetooth?.stop()
             watchdog?.stop()
             statusTimer?.cancel()
-            if let context {
-                context.pipeline.drain()
-                do { try context.pipeline.storeStage.flushAndSync() } catch {
-                    logger.error("final flush failed: \(error); \(context.pipeline.storeStage.pendingCount) samples not stored")
+            if let frontEnd {
+                do { try frontEnd.flush() } catch {
+                    logger.error("final flush failed: \(error); \(frontEnd.pipeline.storeStage.pendingCount) samples not stored")
                 }
             }
             recorder?.flush()
-            if let server { router?.shutdown(on: server.queue) }
             let finish: @Sendable () -> Void = { [self] in
                 queue.async { [self] in
                     listener?.close()
@@ -235,7 +226,7 @@ public final class Daemon: @unchecked Sendable {
                     onStopped?(exitCode)
                 }
             }
-            if let server { server.stop(completion: finish) } else { finish() }
+            if let frontEnd { frontEnd.stop(completion: finish) } else { finish() }
         }
     }
 }

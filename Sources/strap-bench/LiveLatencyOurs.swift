@@ -18,11 +18,11 @@ final class OursLiveFrontEnd: @unchecked Sendable {
     static let address = "C0:FF:EE:00:00:01"
     let directory: String
     let socketPath: String
-    let store: Store
-    let pipeline: Pipeline
-    let live: LiveHub
-    let router: RequestRouter
-    let server: UnixServer
+    let frontEnd: DaemonFrontEnd
+    var store: Store { frontEnd.store }
+    var pipeline: Pipeline { frontEnd.pipeline }
+    var live: LiveHub { frontEnd.live }
+    var server: UnixServer { frontEnd.server }
     /// The first sample event line a subscriber received: the mosquitto peer publishes the
     /// same bytes (with its own sequence number as the value).
     let sampleLine = Mutex<[UInt8]?>(nil)
@@ -33,34 +33,21 @@ final class OursLiveFrontEnd: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
-        store = try Store.open(StoreConfig(directory: directory + "/store", sync: .interval(0.1)))
-        let live = LiveHub()
-        self.live = live
-        pipeline = Pipeline(storeStage: StoreStage(store: store), live: live) { address, name in
-            (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings())
-        }
-        // Wired as Daemon.start wires it, minus the sources: the bench is the source.
-        let directoryService = DeviceDirectory()
-        _ = live.subscribe(.init()) { directoryService.observe($0) }
-        let devices = SimulatedDeviceService(identities: [SimulatedIdentity(address: Self.address, name: "Bench HRM")])
-        // The bench never asks for `status`.
-        let context = DaemonContext(store: store, pipeline: pipeline, live: live, devices: devices, directory: directoryService,
-                                    access: AccessPolicy(daemonUID: getuid())) { DaemonStatus.empty }
-        router = RequestRouter(context: context)
-        server = UnixServer(listener: try UnixListener.bind(path: socketPath, mode: 0o600), handler: router,
-                            configuration: ServerConfiguration())
-        server.start()
+        let store = try Store.open(StoreConfig(directory: directory + "/store", sync: .interval(0.1)))
+        // strapd's own front end; the bench is the source. It never asks for `status`.
+        frontEnd = DaemonFrontEnd(
+            store: store, listener: try UnixListener.bind(path: socketPath, mode: 0o600),
+            access: AccessPolicy(daemonUID: getuid()),
+            identity: { address, name in (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings()) },
+            status: { _ in DaemonStatus.empty }
+        ) { _ in SimulatedDeviceService(identities: [SimulatedIdentity(address: Self.address, name: "Bench HRM")]) }
+        frontEnd.start()
         pipeline.submit(.linkUp(Self.address, name: "Bench HRM", Clock.now()))
     }
 
     func close() {
-        router.shutdown(on: server.queue)
-        let done = DispatchSemaphore(value: 0)
-        server.stop { done.signal() }
-        done.wait()
-        pipeline.drain()
-        try? pipeline.storeStage.flushAndSync()
-        live.publishBarrier()
+        frontEnd.stopAndWait()
+        try? frontEnd.flush()
         store.close()
         try? FileManager.default.removeItem(atPath: directory)
     }

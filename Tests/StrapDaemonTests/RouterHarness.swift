@@ -15,13 +15,14 @@ import StrapWire
 final class RouterHarness: @unchecked Sendable {
     let directory: String
     let socketPath: String
-    let store: Store
-    let pipeline: Pipeline
-    let live: LiveHub
-    let devices: DeviceService
-    let directoryService: DeviceDirectory
-    let router: RequestRouter
-    let server: UnixServer
+    let frontEnd: DaemonFrontEnd
+    var store: Store { frontEnd.store }
+    var pipeline: Pipeline { frontEnd.pipeline }
+    var live: LiveHub { frontEnd.live }
+    var devices: DeviceService { frontEnd.context.devices }
+    var directoryService: DeviceDirectory { frontEnd.directory }
+    var router: RequestRouter { frontEnd.router }
+    var server: UnixServer { frontEnd.server }
     let identities: [SimulatedIdentity]
 
     init(access: AccessPolicy? = nil, devices: DeviceService? = nil, outputLimits: OutputLimits = OutputLimits(),
@@ -32,25 +33,23 @@ final class RouterHarness: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         chmod(directory, 0o755)
         socketPath = directory + "/s.sock"
-        store = try Store.open(StoreConfig(directory: directory + "/store", sync: .none, retention: retention))
-        (pipeline, live) = makePipeline(store: store)
-        identities = Simulation(count: 3, seed: 1).devices.map(\.identity)
+        let store = try Store.open(StoreConfig(directory: directory + "/store", sync: .none, retention: retention))
+        let identities = Simulation(count: 3, seed: 1).devices.map(\.identity)
+        self.identities = identities
         let service = devices ?? SimulatedDeviceService(identities: identities)
-        self.devices = service
-        directoryService = DeviceDirectory()
-        let hub = live, dir = directoryService, pipe = pipeline, st = store
-        _ = hub.subscribe(.init()) { dir.observe($0) }
-        let context = DaemonContext(store: store, pipeline: pipeline, live: live, devices: service, directory: directoryService,
-                                    access: access ?? AccessPolicy(daemonUID: getuid())) {
-            DaemonStatus(version: "test", startedAt: 1_700_000_000_000, mode: "simulate", connectedSensors: dir.connectedCount,
-                         knownSensors: service.snapshot().count, sampleRate: 0, pipeline: pipe.counters, store: st.status,
-                         degraded: nil, clients: 0, liveSubscribers: 0)
-        }
-        router = RequestRouter(context: context, configuration: routerConfiguration)
-        let listener = try UnixListener.bind(path: socketPath, mode: 0o666)
-        server = UnixServer(listener: listener, handler: router,
-                            configuration: ServerConfiguration(outputLimits: outputLimits, maximumConnections: maximumConnections))
-        server.start()
+        frontEnd = DaemonFrontEnd(
+            store: store, listener: try UnixListener.bind(path: socketPath, mode: 0o666),
+            access: access ?? AccessPolicy(daemonUID: getuid()),
+            identity: { address, name in (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings()) },
+            server: ServerConfiguration(outputLimits: outputLimits, maximumConnections: maximumConnections),
+            router: routerConfiguration,
+            status: { f in
+                DaemonStatus(version: "test", startedAt: 1_700_000_000_000, mode: "simulate", connectedSensors: f.directory.connectedCount,
+                             knownSensors: f.context.devices.snapshot().count, sampleRate: 0, pipeline: f.pipeline.counters,
+                             store: f.store.status, degraded: nil, clients: 0, liveSubscribers: 0)
+            }
+        ) { _ in service }
+        frontEnd.start()
     }
 
     /// Feeds `seconds` of simulated sensors through the pipeline and waits until stored.
@@ -65,10 +64,7 @@ final class RouterHarness: @unchecked Sendable {
     }
 
     func close() {
-        router.shutdown(on: server.queue)
-        let done = DispatchSemaphore(value: 0)
-        server.stop { done.signal() }
-        done.wait()
+        frontEnd.stopAndWait()
         store.close()
         try? FileManager.default.removeItem(atPath: directory)
     }

@@ -1,0 +1,80 @@
+import Dispatch
+import StrapIngest
+import StrapModel
+import StrapStore
+import StrapSystem
+import StrapWire
+
+/// The daemon between its sources and its clients: store stage → pipeline → live hub (with
+/// the device directory listening) → request router → unix socket server. `Daemon` builds one
+/// from its configuration; the benchmark and the protocol tests build theirs through the same
+/// initializer, so what they measure and test is the wiring strapd runs.
+public final class DaemonFrontEnd: @unchecked Sendable {
+    public let store: Store
+    public let pipeline: Pipeline
+    public let live: LiveHub
+    public let directory: DeviceDirectory
+    public let context: DaemonContext
+    public let router: RequestRouter
+    public let server: UnixServer
+
+    /// `sources` starts whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
+    /// when the caller submits events itself) and returns the device service behind the
+    /// `devices.*` operations. `status` is asked on demand, for `status` and sd_notify.
+    /// The server is built but not started: `start()` once the caller is ready for clients.
+    public init<E: Error>(store: Store, listener: UnixListener, access: AccessPolicy,
+                          identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings),
+                          server serverConfiguration: ServerConfiguration = ServerConfiguration(),
+                          router routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
+                          logger: Logger? = nil,
+                          status: @escaping @Sendable (DaemonFrontEnd) -> DaemonStatus,
+                          sources: (Pipeline) throws(E) -> any DeviceService) throws(E) {
+        self.store = store
+        let live = LiveHub()
+        self.live = live
+        pipeline = Pipeline(storeStage: StoreStage(store: store), live: live, identity: identity)
+        let directory = DeviceDirectory()
+        self.directory = directory
+        _ = live.subscribe(.init()) { events in directory.observe(events) }
+        let devices = try sources(pipeline)
+        // The status closure sees the finished front end; set below, before any client can ask.
+        let me = WeakFrontEnd()
+        context = DaemonContext(store: store, pipeline: pipeline, live: live, devices: devices, directory: directory,
+                                access: access) { me.value.map(status) ?? DaemonStatus.empty }
+        router = RequestRouter(context: context, configuration: routerConfiguration, logger: logger)
+        server = UnixServer(listener: listener, handler: router, configuration: serverConfiguration)
+        me.value = self
+    }
+
+    public func start() { server.start() }
+
+    /// Clients currently connected (the server queue's count).
+    public var clientCount: Int { server.queue.sync { server.connectionCount } }
+
+    /// Ends every stream with its final event, closes the clients, then calls `completion`
+    /// (on the server queue). The store stays open: stopping it is the owner's call.
+    public func stop(completion: @escaping @Sendable () -> Void) {
+        router.shutdown(on: server.queue)
+        server.stop(completion: completion)
+    }
+
+    /// `stop` and wait for it.
+    public func stopAndWait() {
+        let done = DispatchSemaphore(value: 0)
+        stop { done.signal() }
+        done.wait()
+    }
+
+    /// Everything submitted so far decoded, stored and made durable, and handed to live
+    /// subscribers (SIGTERM, tests, the benchmark between runs).
+    public func flush() throws {
+        pipeline.drain()
+        try pipeline.storeStage.flushAndSync()
+        live.publishBarrier()
+    }
+}
+
+/// Written once in `DaemonFrontEnd.init`, before the server starts; read by status requests.
+private final class WeakFrontEnd: @unchecked Sendable {
+    weak var value: DaemonFrontEnd?
+}
