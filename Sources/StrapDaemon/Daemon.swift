@@ -148,7 +148,7 @@ public final class Daemon: @unchecked Sendable {
         let summary = currentStatus().summary
         if summary != lastStatus {
             lastStatus = summary
-            _ = try? SystemdNotifier.notify(.status(summary))
+            SystemdNotifier.notifyInBackground(.status(summary))
         }
     }
 

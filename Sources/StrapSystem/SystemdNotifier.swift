@@ -1,6 +1,7 @@
 import CSystemd
 import Dispatch
 import Glibc
+import Synchronization
 
 /// The sd_notify(3) states the daemon sends.
 public enum NotifyState: Sendable, Equatable {
@@ -40,6 +41,29 @@ public enum SystemdNotifier {
         return r > 0
     }
 
+    /// sd_notify's datagram socket is blocking: a notification socket that stops draining
+    /// would stall whoever sends. Status and watchdog sends go through this queue instead, so
+    /// a stalled systemd delays only its own messages; at most `maximumQueued` wait, and
+    /// newer ones are dropped meanwhile (statuses are superseded and pings repeat anyway).
+    static let sendQueue = DispatchQueue(label: "strapd.sd-notify")
+    static let queued = Atomic<Int>(0)
+    public static let maximumQueued = 8
+
+    /// Sends without blocking the caller. Returns false when the message was dropped because
+    /// earlier ones are still waiting on the socket.
+    @discardableResult
+    public static func notifyInBackground(_ states: NotifyState...) -> Bool {
+        if queued.add(1, ordering: .relaxed).newValue > maximumQueued {
+            queued.subtract(1, ordering: .relaxed)
+            return false
+        }
+        sendQueue.async {
+            _ = try? notify(states)
+            queued.subtract(1, ordering: .relaxed)
+        }
+        return true
+    }
+
     /// The watchdog interval systemd expects pings within (`WatchdogSec=`), or nil when
     /// the watchdog is off or meant for another process (WATCHDOG_PID).
     public static func watchdogInterval() -> Duration? {
@@ -75,7 +99,9 @@ public final class WatchdogPinger: @unchecked Sendable {
         timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now(), repeating: .nanoseconds(max(nanos, 1_000_000)), leeway: .nanoseconds(nanos / 10))
         timer.setEventHandler { @Sendable in
-            if isHealthy() { _ = try? SystemdNotifier.notify(.watchdog) }
+            // The timer firing on `queue` is the liveness proof; the send itself must not be
+            // able to wedge that queue.
+            if isHealthy() { SystemdNotifier.notifyInBackground(.watchdog) }
         }
         lifecycle = SourceLifecycle(timer)
     }

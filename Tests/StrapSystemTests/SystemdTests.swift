@@ -71,6 +71,30 @@ struct NotifyListener {
         #expect(listener.receive() == "WATCHDOG=1")
     }
 
+    /// A notification socket nobody reads fills after net.unix.max_dgram_qlen datagrams and
+    /// sd_notify then blocks: the pinged queue must keep running and excess sends be dropped.
+    @Test func aStalledNotifySocketDoesNotWedgeThePingedQueue() throws {
+        let listener = try NotifyListener()
+        setenv("NOTIFY_SOCKET", listener.path, 1)
+        defer { unsetenv("NOTIFY_SOCKET") }
+        let checks = Atomic(0)
+        let queue = DispatchQueue(label: "wd-stalled")
+        let pinger = WatchdogPinger(interval: .milliseconds(4), queue: queue) {
+            checks.add(1, ordering: .relaxed)
+            return true
+        }
+        pinger.start()
+        // Far more pings than the socket can hold, and the queue still answers.
+        #expect(eventually { checks.load(ordering: .relaxed) >= 200 })
+        #expect(queue.sync { true })
+        #expect(!SystemdNotifier.notifyInBackground(.status("still here")))
+        pinger.stop()
+        listener.close()  // wakes the blocked send with an error
+        #expect(eventually { SystemdNotifier.notifyInBackground(.status("drained")) })
+        unsetenv("NOTIFY_SOCKET")
+        SystemdNotifier.sendQueue.sync {}  // nothing of this test reaches the next one's socket
+    }
+
     @Test func watchdogForAnotherPidIsNotOurs() {
         setenv("WATCHDOG_USEC", "200000", 1)
         setenv("WATCHDOG_PID", String(getpid() + 1), 1)
