@@ -62,8 +62,8 @@ public final class Pipeline: @unchecked Sendable {
         }
         recorder?(event)
         queue.async { [self] in
-            inFlight.subtract(1, ordering: .relaxed)
             process(event)
+            turnEnded(processed: 1)
         }
         return true
     }
@@ -73,8 +73,19 @@ public final class Pipeline: @unchecked Sendable {
         inFlight.add(events.count, ordering: .relaxed)
         if let recorder { events.forEach(recorder) }
         queue.async { [self] in
-            inFlight.subtract(events.count, ordering: .relaxed)
             for e in events { process(e) }
+            turnEnded(processed: events.count)
+        }
+    }
+
+    /// Nothing else waiting: hand on now (the live path's latency is one hop shorter).
+    /// More behind us: hand on after them, so a burst goes on in one piece.
+    private func turnEnded(processed: Int) {
+        if inFlight.subtract(processed, ordering: .relaxed).newValue == 0 {
+            handOff()
+        } else if !handOffScheduled && !(outSamples.isEmpty && outLive.isEmpty) {
+            handOffScheduled = true
+            queue.async { [self] in handOff() }
         }
     }
 
@@ -125,13 +136,7 @@ public final class Pipeline: @unchecked Sendable {
             outSamples += samples
         }
         // Bounded: a long batch hands off every few thousand samples instead of at its end.
-        if outSamples.count >= 4096 || outLive.count >= 4096 {
-            handOff()
-        } else if !handOffScheduled && !(outSamples.isEmpty && outLive.isEmpty) {
-            // Queued behind whatever is waiting now, so it runs when this burst is done.
-            handOffScheduled = true
-            queue.async { [self] in handOff() }
-        }
+        if outSamples.count >= 4096 || outLive.count >= 4096 { handOff() }
     }
 
     private func handOff() {
