@@ -74,6 +74,21 @@ final class SendTimes: @unchecked Sendable {
 final class RunFlags: Sendable {
     let stop = Atomic<Bool>(false)
     let failures = Atomic<Int>(0)
+    /// CPU time the subscriber threads used, nanoseconds (CLOCK_THREAD_CPUTIME_ID at exit).
+    let subscriberCPU = Atomic<UInt64>(0)
+
+    func addThreadCPU() {
+        var ts = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+        subscriberCPU.add(UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec), ordering: .relaxed)
+    }
+}
+
+/// CPU seconds this process has used so far (all threads).
+func processCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
 }
 
 /// One subscriber's results; written only by the thread that receives for it, read after

@@ -66,6 +66,7 @@ final class OursLiveFrontEnd: @unchecked Sendable {
             finished.enter()
             let thread = Thread { [self] in
                 if !subscribe(tally, keepLine: index == 0, stop: shared, ready: ready) { shared.failures.add(1, ordering: .relaxed) }
+                shared.addThreadCPU()
                 finished.leave()
             }
             thread.stackSize = 256 << 10
@@ -78,12 +79,21 @@ final class OursLiveFrontEnd: @unchecked Sendable {
             throw BenchFailure("live latency: \(shared.failures.load(ordering: .relaxed)) subscriber(s) could not subscribe")
         }
         let hr = (0...workload.total).map { HeartRateMeasurement(heartRate: UInt16($0), isUInt16Format: true).encoded() }
+        let cpu0 = processCPUSeconds(), wall0 = DecodeBench.now()
         Pacer.run(workload, times: times) { seq in
             pipeline.submit(.notification(Self.address, .heartRateMeasurement, hr[seq], Clock.now()))
         }
         let drained = workload.waitDelivered(tallies)
         shared.stop.store(true, ordering: .relaxed)
         finished.wait()
+        // Where the two cores went: the subscribers' reading threads against everything else
+        // in this process (strapd's front end and the pacer). Subscribing costs little.
+        let wall = DecodeBench.now() - wall0
+        let subscribers = Double(shared.subscriberCPU.load(ordering: .relaxed)) / 1e9
+        let rest = processCPUSeconds() - cpu0 - subscribers
+        print(String(format: "    CPU over %.1f s: subscriber threads %.2f s (%.0f %% of a core), strapd front end + pacer %.2f s (%.0f %%); per message and subscriber %.1f µs vs %.1f µs",
+                     wall, subscribers, subscribers / wall * 100, rest, rest / wall * 100,
+                     subscribers / Double(workload.total * workload.subscribers) * 1e6, rest / Double(workload.total * workload.subscribers) * 1e6))
         // Nothing of this configuration may still be queued when the next one starts.
         pipeline.drain()
         live.publishBarrier()
