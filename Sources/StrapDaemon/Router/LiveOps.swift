@@ -30,12 +30,19 @@ final class LiveFanout: @unchecked Sendable {
 
     private let hub: LiveHub
     private let subscribers = Mutex<[ObjectIdentifier: LiveStream]>([:])
-    /// Batches handed to the server queue and not yet delivered. Bounded: when the server
-    /// queue falls this far behind, new batches are not queued at all — each subscriber is
-    /// told how many events it missed (`dropped`) — so a flood cannot grow memory.
-    private let queuedBatches = Atomic<Int>(0)
-    private let missedWhileBehind = Atomic<Int>(0)
-    static let maximumQueuedBatches = 256
+    /// Encoded events waiting for the server queue, and whether a drain is scheduled there.
+    /// Everything that arrives while a fan-out runs goes out together in the next one, one
+    /// write per subscriber: when the machine falls behind, the work per event shrinks and
+    /// the backlog clears instead of growing a queue of small fan-outs. Bounded: beyond
+    /// `maximumPendingEvents` events are not kept — each subscriber is told how many it
+    /// missed (`dropped`) — so a flood cannot grow memory.
+    private struct Pending {
+        var events: [Encoded] = []
+        var missed = 0
+        var scheduled = false
+    }
+    private let pending = Mutex(Pending())
+    static let maximumPendingEvents = 16_384
     private let hubSubscription = Mutex<Int?>(nil)
 
     init(hub: LiveHub) {
@@ -69,32 +76,42 @@ final class LiveFanout: @unchecked Sendable {
     }
 
     private func publish(_ events: [LiveEvent]) {
-        let streams = subscribers.withLock { Array($0.values) }
-        guard let queue = streams.first?.session.connection.queue else { return }
-        if queuedBatches.load(ordering: .relaxed) >= Self.maximumQueuedBatches {
-            missedWhileBehind.add(events.count, ordering: .relaxed)
-            return
+        guard let queue = subscribers.withLock({ $0.values.first?.session.connection.queue }) else { return }
+        let full = pending.withLock { p in
+            if p.events.count < Self.maximumPendingEvents { return false }
+            p.missed += events.count
+            return true
         }
-        queuedBatches.add(1, ordering: .relaxed)
-        let encoded = events.map(Self.encode)
-        // Every connection lives on the server's one queue: one task per batch for all
-        // subscribers, not one per subscriber.
-        queue.async { [self] in
-            queuedBatches.subtract(1, ordering: .relaxed)
-            let missed = missedWhileBehind.exchange(0, ordering: .relaxed)
-            // Subscribers that take the whole batch and share a request id (most use id 1)
-            // share one buffer of lines: the same bytes go to each socket, built once.
-            var whole: [RequestID: [UInt8]] = [:]
-            for stream in streams {
-                if missed > 0 { stream.noteMissed(missed) }
-                if encoded.allSatisfy(stream.admits) {
-                    let lines = whole[stream.id] ?? LiveStream.lines(encoded, id: stream.id)
-                    whole[stream.id] = lines
-                    stream.deliver(lines: lines, count: encoded.count)
-                } else {
-                    let mine = encoded.filter(stream.admits)
-                    if !mine.isEmpty { stream.deliver(lines: LiveStream.lines(mine, id: stream.id), count: mine.count) }
-                }
+        let encoded = full ? [] : events.map(Self.encode)
+        let schedule = pending.withLock { p -> Bool in
+            p.events += encoded
+            defer { p.scheduled = true }
+            return !p.scheduled
+        }
+        // Every connection lives on the server's one queue: one task for all subscribers.
+        if schedule { queue.async { [self] in fanOut() } }
+    }
+
+    /// On the server queue.
+    private func fanOut() {
+        let (encoded, missed) = pending.withLock { p in
+            defer { p = Pending() }
+            return (p.events, p.missed)
+        }
+        let streams = subscribers.withLock { Array($0.values) }
+        // Subscribers that take everything and share a request id (most use id 1) share one
+        // buffer of lines: the same bytes go to each socket, built once.
+        var whole: [RequestID: [UInt8]] = [:]
+        for stream in streams {
+            if missed > 0 { stream.noteMissed(missed) }
+            if encoded.isEmpty { continue }
+            if encoded.allSatisfy(stream.admits) {
+                let lines = whole[stream.id] ?? LiveStream.lines(encoded, id: stream.id)
+                whole[stream.id] = lines
+                stream.deliver(lines: lines, count: encoded.count)
+            } else {
+                let mine = encoded.filter(stream.admits)
+                if !mine.isEmpty { stream.deliver(lines: LiveStream.lines(mine, id: stream.id), count: mine.count) }
             }
         }
     }
