@@ -26,10 +26,13 @@ def required(scenario, args):
     if scenario == 'smoke':
         return ['hci_vhci-loaded', 'dev-vhci', 'dbus-daemon', 'bluetoothd', 'bluetoothd-5.66', 'btvirt',
                 'adapters-on-dbus']
-    if scenario in ('hr-btvirt', 'hr-bumble'):
+    if scenario == 'hr-btvirt':
         return ['central'] + notify_checks(arg(0, DEFAULT_CHARS), arg(1, DEFAULT_MODES))
+    attach = ['strapd-running', 'scan', 'pair', 'connect', 'strapd-alive', 'delivery-2a37', 'decode-2a37']
     if scenario == 'hr-example':
-        return ['central'] + ['example-' + n for n in notify_checks('2a37', arg(0, DEFAULT_MODES))]
+        return attach + ['capture-delivery-2a37', 'capture-decode-2a37']
+    if scenario == 'hr-bumble':
+        return attach + ['capture-%s-%s' % (k, c) for k in ('delivery', 'decode') for c in DEFAULT_CHARS.split(',')]
     if scenario == 'systemd-smoke':
         return ['pid1-systemd', 'bluetooth.service', 'adapters-on-dbus', 'strapctl-static']
     if scenario == 'daemon-pair-connect':

@@ -4,6 +4,7 @@
   check_notify.py --sensor sensor.log [--sensor ...] --central central.log
                   [--received received.jsonl] --strapctl /host/strapctl
                   [--min-count N] [--report FILE] [--checks FILE] [--prefix NAME]
+                  [--uuids LIST] [--tail-excused N] [--resubscribe-excused] [--allow-missing]
 
 Sensor logs: JSON lines with {"event": "sent", "uuid", "seq", "hex", "values", "t"}
 (fake_sensor.py, bumble_sensor.py). Received: central.py's log ({"event": "notify", "uuid",
@@ -89,6 +90,9 @@ def main():
                     help='after each "return" of the sensor, excuse what it sent before the first '
                          'notification received again: a bonded sensor notifies as soon as the link is '
                          'up, and bluetoothd drops those until the central has re-subscribed')
+    ap.add_argument('--tail-excused', type=int, default=0, metavar='N',
+                    help='excuse the last N sent values of each characteristic when not received: a peer '
+                         'that logs a value before handing it over can be stopped in between')
     ap.add_argument('--allow-missing', action='store_true',
                     help='report but do not fail on missing ones (peers that log no send times)')
     args = ap.parse_args()
@@ -150,6 +154,10 @@ def main():
             p = j + 1
         for s in S[p:]:
             (missing if required(s) else excused).append(s)
+        if args.tail_excused:
+            tail = {s['seq'] for s in S[-args.tail_excused:]}
+            excused += [s for s in missing if s['seq'] in tail]
+            missing = [s for s in missing if s['seq'] not in tail]
         if args.resubscribe_excused:
             # Sent after the sensor came back but before the first payload received again.
             got_t = [m[0].get('t', 0) for m in matched]
