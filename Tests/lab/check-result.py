@@ -49,7 +49,7 @@ def required(scenario, args):
         return ['strapd-running'] + ['s%d-delivery-2a37' % i for i in range(1, 5)]
     if scenario == 'daemon-systemd':
         return ['pid1-systemd', 'units-installed', 'strapd.socket-active', 'socket-activation', 'strapd-notify-ready',
-                'delivery-2a37']
+                'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused']
     return []
 
 
