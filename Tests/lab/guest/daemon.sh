@@ -32,6 +32,8 @@ ctl() { "$STRAPCTL" --socket "$STRAPD_SOCKET" "$@"; }
 # decoder for the checks: the static strapctl (strapctl.real when a wrapper is staged)
 DECODER=$STRAPCTL
 [ -x /usr/local/bin/strapctl.real ] && DECODER=/usr/local/bin/strapctl.real
+# every check of a run shares decoded payloads (store and capture checks see the same ones)
+DECODE_CACHE=/tmp/decode-cache.json
 
 # daemon_config ADAPTER [NOTIFY_PATH]
 daemon_config() {
@@ -120,13 +122,13 @@ store_check() {
 	python3 "$PY/store_to_received.py" "$OUT/anchored.json" > "$OUT/received.jsonl"
 	# The store keeps decoded samples: one heartRate sample per 0x2A37 notification, matched
 	# on its value; CSC/RSC samples are derived (rates need two packets) and are not 1:1.
-	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" --uuids 2a37 \
+	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --uuids 2a37 \
 		--report "$OUT/notify-check.json" --checks "$OUT/checks.jsonl" "$@"
 	# The store keeps decoded samples (heart rate matched by value above); every raw
 	# notification, of every characteristic, is in strapd's --record capture.
 	if [ -s "$OUT/capture.jsonl" ]; then
 		python3 "$PY/capture_to_received.py" "$OUT/capture.jsonl" > "$OUT/captured.jsonl"
-		python3 "$PY/check_notify.py" --received "$OUT/captured.jsonl" --strapctl "$DECODER" --prefix capture- \
+		python3 "$PY/check_notify.py" --received "$OUT/captured.jsonl" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --prefix capture- \
 			--report "$OUT/capture-check.json" --checks "$OUT/checks.jsonl" "$@"
 	fi
 }
