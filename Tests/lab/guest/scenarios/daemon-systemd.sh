@@ -53,10 +53,12 @@ daemon_attach "$PERIPH" || exit 1
 sleep "$SECS"
 kill "$(cat "$OUT/sensor-s1.pid")"; sleep 3
 store_check --sensor "$OUT/sensor-s1.log" --min-count 10; rc=$?
-# systemd stamps WatchdogTimestamp at every WATCHDOG=1; strapd pings at half WatchdogSec (or
-# faster), and the stream above lasted longer than that.
+# systemd stamps WatchdogTimestamp at every WATCHDOG=1; strapd pings at half WatchdogSec
+# (15 s), so a new stamp must come within 45 s of the first reading (usually it already has).
+wdstamp() { systemctl show -p WatchdogTimestampMonotonic --value strapd.service; }
+n=45; while [ "$(wdstamp)" -le "${WD0:-0}" ] && [ $n -gt 0 ]; do sleep 1; n=$((n - 1)); done
 wd=$(systemctl show -p WatchdogUSec,WatchdogTimestampMonotonic,NRestarts,ActiveState strapd.service | paste -sd' ')
-WD1=$(systemctl show -p WatchdogTimestampMonotonic --value strapd.service)
+WD1=$(wdstamp)
 check watchdog "$([ "${WD1:-0}" -gt "${WD0:-0}" ] && [ "$(systemctl show -p WatchdogUSec --value strapd.service)" != 0 ] &&
 	[ "$(systemctl show -p NRestarts --value strapd.service)" = 0 ] && echo OK || echo FAIL)" "first ping at ${WD0:-?} us, now: $wd"
 # strapd.socket is 0660 strapd:strapd: the group lets a user connect, [access] read lets it read.
