@@ -12,6 +12,8 @@ public enum ExitCode {
     public static let unreachable: Int32 = 3
     /// EACCES on the socket or a `notAuthorized` reply.
     public static let notAuthorized: Int32 = 4
+    /// `scan --until ADDR`: the scan ended without ADDR showing up.
+    public static let notFound: Int32 = 5
 }
 
 /// Why talking to strapd failed, each with the message and exit code strapctl(1) documents.

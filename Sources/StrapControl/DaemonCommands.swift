@@ -64,14 +64,21 @@ enum DaemonCommands {
         return ExitCode.success
     }
 
+    /// `--until ADDR` ends the scan as soon as ADDR is found: scripts that wait for one sensor
+    /// need not sit out the whole timeout. The stream is cancelled (not just dropped) so the
+    /// daemon stops discovery and frees its one scanner before we exit.
     static func scan(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
-        let a = try Arguments(args, options: ["timeout"], flags: [])
+        let a = try Arguments(args, options: ["timeout", "until"], flags: [])
         try a.noPositional()
         let timeout = try a.number("timeout") ?? 10
+        let until = try a.value("until").map(scanTarget)
         let client = try ctx.connect(timeout: timeout + 30)
         let reply = try client.call(["id": .int(1), "op": .string("devices.scan"), "timeout": .double(timeout)])
         _ = try CommandContext.result(of: reply)
-        if ctx.json { ctx.sink.print(JSONWriter.string(.object(reply))) } else { ctx.sink.print("scanning for \(plain(.double(timeout))) s…") }
+        if ctx.json { ctx.sink.print(JSONWriter.string(.object(reply))) } else {
+            ctx.sink.print("scanning for \(plain(.double(timeout))) s…" + (until.map { " (until \($0) is found)" } ?? ""))
+        }
+        var seen = false
         while let m = try client.readMessage() {
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))) }
             let data = m.object("data") ?? JSONObject()
@@ -82,10 +89,18 @@ enum DaemonCommands {
                     ctx.sink.print("\(data.string("address") ?? "?")  \(data.string("name") ?? "(no name)")  " +
                                    "\(data.int("rssi").map { "\($0) dBm" } ?? "-")  \(services)")
                 }
+                if let until, !seen, data.string("address")?.uppercased() == until {
+                    seen = true
+                    try client.send(["id": .int(1), "op": .string("cancel")])
+                }
             case "shutdown":
                 throw ClientError.shuttingDown
             case "finished", "cancelled":
-                if !ctx.json { ctx.sink.print("\(data.int("count") ?? 0) device(s) found") }
+                if let until, !seen {
+                    ctx.sink.error("strapctl: \(until) not seen within \(plain(.double(timeout))) s (\(data.int("count") ?? 0) other device(s) found)")
+                    return ExitCode.notFound
+                }
+                if !ctx.json { ctx.sink.print(until.map { "\($0) found" } ?? "\(data.int("count") ?? 0) device(s) found") }
                 return ExitCode.success
             case "error":
                 throw DaemonError(code: data.string("code") ?? "internal", message: data.string("message") ?? "scan failed")
@@ -93,6 +108,15 @@ enum DaemonCommands {
             }
         }
         throw ClientError.closed
+    }
+
+    /// A Bluetooth address as the daemon reports it (upper case), or a usage error.
+    static func scanTarget(_ text: String) throws(UsageError) -> String {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 && $0.allSatisfy(\.isHexDigit) }) else {
+            throw UsageError(message: "--until: not a Bluetooth address: \(text) (like F0:13:C3:AA:01:02)")
+        }
+        return text.uppercased()
     }
 
     static func table(_ rows: [[String]], _ sink: OutputSink) {

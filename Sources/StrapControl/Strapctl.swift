@@ -8,7 +8,8 @@ public enum Strapctl {
         commands:
           status                  daemon health, sensors, store
           devices                 known and connected sensors
-          scan [--timeout S]      discover sensors (admin)
+          scan [--timeout S] [--until ADDR]
+                                  discover sensors (admin); --until ends as soon as ADDR is found
           pair|connect|disconnect|forget|info|reset-energy ADDR
           query [--type T]... [--from TIME] [--to TIME] [--device ID] [--limit N] [--sort start|end] [--desc]
           anchored [--anchor N] [--limit N] [--type T]... [--follow]

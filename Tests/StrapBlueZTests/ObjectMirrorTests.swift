@@ -54,6 +54,22 @@ import Testing
         #expect(m.services(of: Self.dev).first?.device == Self.dev)
     }
 
+    /// bluetoothd 5.66 may send ServicesResolved=true after a reconnect without ever sending
+    /// Connected=true; the link is up all the same, and goes down with both false.
+    @Test func servicesResolvedMeansConnectedWhenTheConnectedSignalWasMissed() throws {
+        var m = ObjectMirror()
+        try m.replaceAll(with: Self.tree)
+        let device = "org.bluez.Device1"
+        try m.update(Self.dev, interface: device, changed: ["Connected": .boolean(false), "ServicesResolved": .boolean(false)], invalidated: [])
+        #expect(m.device(Self.dev)?.connected == false)
+        try m.update(Self.dev, interface: device, changed: ["ServicesResolved": .boolean(true)], invalidated: [])
+        #expect(m.device(Self.dev)?.connected == true && m.device(Self.dev)?.servicesResolved == true)
+        try m.update(Self.dev, interface: device, changed: ["ServicesResolved": .boolean(false), "Connected": .boolean(false)], invalidated: [])
+        #expect(m.device(Self.dev)?.connected == false)
+        try m.update(Self.dev, interface: device, changed: ["Connected": .boolean(true)], invalidated: [])
+        #expect(m.device(Self.dev)?.connected == true && m.device(Self.dev)?.servicesResolved == false)
+    }
+
     @Test func missingPropertiesDefault() throws {
         var m = ObjectMirror()
         try m.replaceAll(with: Self.managed([(Self.dev, Self.ifaces([("org.bluez.Device1", .vardict([]))]))]))

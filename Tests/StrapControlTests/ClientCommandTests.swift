@@ -26,7 +26,8 @@ import StrapWire
     @Test(arguments: [["query", "--limit", "0"], ["query", "--sort", "middle"], ["query", "--from", "yesterday"], ["stats", "--option", "average"],
                       ["stats", "--type", "heartRate"], ["stats", "--type", "heartRate", "--option", "sum", "--interval", "3x"],
                       ["stats", "--type", "heartRate", "--option", "sum", "--tz", "UTC"], ["delete"], ["delete", "--uuid", "U", "--type", "heartRate"],
-                      ["pair"], ["info", "A", "B"], ["scan", "--timeout", "-1"], ["live", "--color"], ["frobnicate"], [], ["--socket"]])
+                      ["pair"], ["info", "A", "B"], ["scan", "--timeout", "-1"], ["scan", "--until", "C0:DA:E0:00:01"],
+                      ["scan", "--until", "C0:DA:E0:00:00:0G"], ["scan", "--until"], ["live", "--color"], ["frobnicate"], [], ["--socket"]])
     func usageErrorsAreExitTwo(_ args: [String]) {
         let out = Strapctl.run(["--socket", missing] + args)
         #expect(out.exitCode == ExitCode.usage)

@@ -137,6 +137,26 @@ struct DaemonBlueZTests {
         #expect(quality.int("rssi") != nil || quality.string("rssiUnavailable")?.isEmpty == false)
     }
 
+    /// `strapctl scan --until ADDR` ends as soon as discovery finds ADDR, and its cancel
+    /// reaches BlueZ: the adapter stops discovering (StopDiscovery), not 60 s later.
+    @Test func scanUntilStopsDiscoveryOnceTheSensorIsFound() throws {
+        let hr = "C0:DA:E0:00:00:08"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")], known: false)
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        // The mock's Discovering follows a running scan (so the last check below can fail).
+        let plainScanDone = DispatchSemaphore(value: 0)
+        Thread { _ = h.strapctl("scan", "--timeout", "2"); plainScanDone.signal() }.start()
+        try eventually(timeout: 10, "discovering") { (try? mock.stats()["discovering"] as? Bool) == true }
+        plainScanDone.wait()
+
+        let scan = h.strapctl("scan", "--until", hr, "--timeout", "60")
+        #expect(scan.exitCode == 0 && scan.stdout.hasSuffix("\(hr) found\n"), "\(scan.stdout)\(scan.stderr)")
+        try eventually(timeout: 10, "discovery stopped") { (try? mock.stats()["discovering"] as? Bool) == false }
+    }
+
     /// `[bluetooth] adapter` names an adapter that isn't there: degraded, sensors left alone.
     @Test func configuredAdapterMissingIsDegraded() throws {
         let hr = "C0:DA:E0:00:00:07"

@@ -42,6 +42,33 @@ import StrapWire
         #expect(scan.exitCode == 0 && scan.stdout.contains("3 device(s) found"))
     }
 
+    /// `scan --until` returns when the address is found, long before its timeout, and ends
+    /// the daemon's scan (the one scanner is free again); without the address it waits out
+    /// the timeout and says so with exit 5.
+    @Test func scanUntilAnAddressEndsTheScanEarly() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let target = h.identities[2].address
+        let found = strapctl(h, "scan", "--until", target.lowercased(), "--timeout", "60")
+        #expect(found.exitCode == 0 && found.stdout.contains("\(target)  ") && found.stdout.hasSuffix("\(target) found\n"),
+                "\(found.stdout)\(found.stderr)")
+        // The cancelled scan released the daemon's scanner: a new scan is not `busy`.
+        #expect(try waitFor { strapctl(h, "scan", "--timeout", "0.1").exitCode == 0 })
+
+        let json = strapctl(h, "--json", "scan", "--until", target, "--timeout", "60")
+        let events = json.stdout.split(separator: "\n").map(String.init)
+        #expect(json.exitCode == 0 && events.first?.hasPrefix(#"{"id":1,"ok":true"#) == true)
+        #expect(events.contains { $0.contains(#""event":"found""#) && $0.contains(target) })
+        // Ended by our cancel, not by the 60 s timeout (that would be `finished`).
+        #expect(events.last?.contains(#""event":"cancelled""#) == true, "\(json.stdout)")
+
+        #expect(try waitFor { strapctl(h, "scan", "--timeout", "0.1").exitCode == 0 })
+        let absent = "00:11:22:33:44:55"
+        let missing = strapctl(h, "scan", "--until", absent, "--timeout", "0.5")
+        #expect(missing.exitCode == ExitCode.notFound)
+        #expect(missing.stderr == "strapctl: \(absent) not seen within 0.5 s (3 other device(s) found)\n")
+    }
+
     @Test func queryAnchoredDeleteAndStats() throws {
         let h = try RouterHarness()
         defer { h.close() }

@@ -50,6 +50,9 @@ if [ -n "$missing" ]; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
+# shellcheck source=lock.sh
+. "$HERE/lock.sh"
+lab_lock || exit 1
 mkdir -p "$LAB_CACHE"
 cd "$LAB_CACHE"
 T0=$(date +%s)

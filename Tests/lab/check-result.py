@@ -12,26 +12,18 @@ import os
 import sys
 
 DEFAULT_CHARS = '2a37,2a5b,2a53'
-DEFAULT_MODES = 'notify,acquire'
 
 
 def required(scenario, args):
     """Names of the checks a scenario must report."""
-    def notify_checks(chars, modes):
-        out = []
-        for c in chars.split(','):
-            out += ['delivery-' + c, 'decode-' + c] + ['received-%s-%s' % (c, m) for m in modes.split(',')]
-        return out
-    arg = lambda i, d: args[i] if len(args) > i and args[i] else d  # noqa: E731
     if scenario == 'smoke':
         return ['hci_vhci-loaded', 'dev-vhci', 'dbus-daemon', 'bluetoothd', 'bluetoothd-5.66', 'btvirt',
                 'adapters-on-dbus']
-    if scenario in ('hr-btvirt', 'hr-bumble'):
-        return ['central'] + notify_checks(arg(0, DEFAULT_CHARS), arg(1, DEFAULT_MODES))
+    attach = ['strapd-running', 'scan', 'pair', 'connect', 'strapd-alive', 'delivery-2a37', 'decode-2a37']
     if scenario == 'hr-example':
-        return ['central'] + ['example-' + n for n in notify_checks('2a37', arg(0, DEFAULT_MODES))]
-    if scenario == 'systemd-smoke':
-        return ['pid1-systemd', 'bluetooth.service', 'adapters-on-dbus', 'strapctl-static']
+        return attach + ['capture-delivery-2a37', 'capture-decode-2a37']
+    if scenario == 'hr-bumble':
+        return attach + ['capture-%s-%s' % (k, c) for k in ('delivery', 'decode') for c in DEFAULT_CHARS.split(',')]
     if scenario == 'daemon-pair-connect':
         # The store is checked on heart rate (one sample per notification); the raw capture
         # on every characteristic, exactly once and decoded to the encoded values.
@@ -39,14 +31,14 @@ def required(scenario, args):
                 'capture-delivery-2a37', 'capture-delivery-2a5b', 'capture-delivery-2a53',
                 'capture-decode-2a37', 'capture-decode-2a5b', 'capture-decode-2a53']
     if scenario == 'daemon-link-loss':
-        return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'gap-visible', 'delivery-2a37']
+        return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'resumed-streaming', 'gap-visible', 'delivery-2a37']
     if scenario == 'daemon-bluetoothd-restart':
         return ['strapd-running', 'bluetoothd-restarted', 'strapd-survived', 'resumed', 'delivery-2a37']
     if scenario == 'daemon-four-sensors':
         return ['strapd-running'] + ['s%d-delivery-2a37' % i for i in range(1, 5)]
     if scenario == 'daemon-systemd':
         return ['pid1-systemd', 'units-installed', 'strapd.socket-active', 'socket-activation', 'strapd-notify-ready',
-                'delivery-2a37']
+                'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused']
     return []
 
 

@@ -33,6 +33,9 @@ shift $((OPTIND - 1))
 SCENARIO=$1; shift
 OUT=${OUT:-$LAB_CACHE/out/$SCENARIO}
 
+# shellcheck source=lock.sh
+. "$HERE/lock.sh"
+lab_lock || exit 125
 for f in vmlinuz initrd.img; do
 	[ -f "$LAB_CACHE/$f" ] || { echo "run-lab: $LAB_CACHE/$f missing; run Tests/lab/build-image.sh first" >&2; exit 125; }
 done

@@ -168,8 +168,13 @@ public struct BlueZDevice: Sendable, Equatable {
         alias = p["Alias"]?.string
         rssi = p["RSSI"]?.integer.flatMap { Int16(exactly: $0) }
         uuids = p["UUIDs"]?.stringArray ?? []
-        connected = p["Connected"]?.bool ?? false
         servicesResolved = p["ServicesResolved"]?.bool ?? false
+        // ServicesResolved is true only on a live link. bluetoothd 5.66 can skip the Connected
+        // signal when the ATT bearer of a reconnect attaches before the kernel's Device
+        // Connected event ("Device … is already connected" in its log): its getter says true,
+        // no PropertiesChanged says so. Seen in the lab's link-loss scenario, where strapd
+        // then waited out the resolve timeout and disconnected a working link.
+        connected = (p["Connected"]?.bool ?? false) || servicesResolved
         paired = p["Paired"]?.bool ?? false
         // Bonded appeared in BlueZ 5.71; older daemons only say Paired.
         bonded = p["Bonded"]?.bool ?? paired

@@ -344,6 +344,8 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             'agent': self.agent,
             'pair_results': self.pair_results,
             'events': self.events,
+            'discovering': bool(self.adapter_present and self.adapter_path() in mockobject.objects and
+                                mockobject.objects[self.adapter_path()].props[ADAPTER]['Discovering']),
         })
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')

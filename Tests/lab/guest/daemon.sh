@@ -1,12 +1,9 @@
-# Helpers for the daemon scenarios (daemon-*.sh), sourced after lib.sh.
-#
-# strapd does not exist yet: every daemon scenario first calls daemon_require, which skips
-# (exit 77, "strapd not built yet") when /host/strapd is absent. Everything this file
-# ASSUMES about strapd's and strapctl's command lines is collected here, so aligning with the
-# real daemon is one edit in one place (docs/testing.md, "Daemon scenarios"):
-#   strapd  --config FILE --state-dir DIR --socket PATH --log-level debug   (spec §7)
-#   strapd.conf  [bluetooth] adapter = hciN ; notify = acquire|start         (assumed keys)
-#   strapctl --socket PATH [--json] scan [--timeout S] | pair ADDR | connect ADDR | status
+# Helpers for the scenarios that run strapd in the guest (daemon-*, hr-example, hr-bumble),
+# sourced after lib.sh. daemon_require skips (exit 77) when no strapd was staged in /host.
+# Everything the scenarios use of strapd's and strapctl's command lines is here:
+#   strapd  --config FILE --state-dir DIR --socket PATH --record FILE --log-level debug
+#   strapd.conf  [bluetooth] adapter = hciN ; pair_agent = yes ; notify_mode = notify|acquire
+#   strapctl --socket PATH [--json] scan --until ADDR [--timeout S] | pair ADDR | connect ADDR | status
 #   strapctl --socket PATH --json anchored [--anchor N]   -> {"added": [...], "anchor": N}
 #   samples carry metadata.characteristic + metadata.raw (store_to_received.py)
 # No EATT in the daemon scenarios: after LE pairing between the two btvirt controllers the
@@ -35,6 +32,8 @@ ctl() { "$STRAPCTL" --socket "$STRAPD_SOCKET" "$@"; }
 # decoder for the checks: the static strapctl (strapctl.real when a wrapper is staged)
 DECODER=$STRAPCTL
 [ -x /usr/local/bin/strapctl.real ] && DECODER=/usr/local/bin/strapctl.real
+# every check of a run shares decoded payloads (store and capture checks see the same ones)
+DECODE_CACHE=/tmp/decode-cache.json
 
 # daemon_config ADAPTER [NOTIFY_PATH]
 daemon_config() {
@@ -70,14 +69,16 @@ daemon_start() {
 	fi
 }
 
-# daemon_attach ADDRESS: scan (until ADDRESS shows up) -> pair -> connect, through strapctl.
+# daemon_attach ADDRESS [PREFIX]: scan until ADDRESS shows up -> pair -> connect, through
+# strapctl. `scan --until` ends the scan as soon as strapd reports the address; the 60 s are
+# only the limit (btvirt's advertising reports can be dropped, pitfall 2 in docs/testing.md).
 daemon_attach() {
 	local addr=$1 prefix=${2:-} t
 	t=$SECONDS
-	if ctl --json scan --timeout 60 > "$OUT/${prefix}scan.json" 2>&1 && grep -qi "$addr" "$OUT/${prefix}scan.json"; then
+	if ctl --json scan --until "$addr" --timeout 60 > "$OUT/${prefix}scan.json" 2>&1; then
 		check "${prefix}scan" OK "found $addr in $((SECONDS - t)) s"
 	else
-		check "${prefix}scan" FAIL "$addr not in strapctl scan output: $(head -c 300 "$OUT/${prefix}scan.json")"
+		check "${prefix}scan" FAIL "strapctl scan --until $addr: $(tail -c 300 "$OUT/${prefix}scan.json")"
 		return 1
 	fi
 	t=$SECONDS
@@ -121,13 +122,13 @@ store_check() {
 	python3 "$PY/store_to_received.py" "$OUT/anchored.json" > "$OUT/received.jsonl"
 	# The store keeps decoded samples: one heartRate sample per 0x2A37 notification, matched
 	# on its value; CSC/RSC samples are derived (rates need two packets) and are not 1:1.
-	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" --uuids 2a37 \
+	python3 "$PY/check_notify.py" --received "$OUT/received.jsonl" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --uuids 2a37 \
 		--report "$OUT/notify-check.json" --checks "$OUT/checks.jsonl" "$@"
 	# The store keeps decoded samples (heart rate matched by value above); every raw
 	# notification, of every characteristic, is in strapd's --record capture.
 	if [ -s "$OUT/capture.jsonl" ]; then
 		python3 "$PY/capture_to_received.py" "$OUT/capture.jsonl" > "$OUT/captured.jsonl"
-		python3 "$PY/check_notify.py" --received "$OUT/captured.jsonl" --strapctl "$DECODER" --prefix capture- \
+		python3 "$PY/check_notify.py" --received "$OUT/captured.jsonl" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --prefix capture- \
 			--report "$OUT/capture-check.json" --checks "$OUT/checks.jsonl" "$@"
 	fi
 }

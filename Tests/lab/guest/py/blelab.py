@@ -1,4 +1,4 @@
-"""Shared helpers of the strapd lab's BlueZ D-Bus peers (fake sensor, reference central).
+"""Shared helpers of the strapd lab's BlueZ D-Bus peer (fake_sensor.py) and the sensors' encoders.
 
 Only dbus-python and PyGObject (Debian: python3-dbus, python3-gi) are used.
 The encoders return (payload, values): values are what was encoded, named and scaled like
@@ -103,34 +103,3 @@ def encode_rsc(seq):
 ENCODERS = {'2a37': lambda seq, interval: encode_hr(seq),
             '2a5b': encode_csc,
             '2a53': lambda seq, interval: encode_rsc(seq)}
-
-
-# --- minimal decoders (central side, for its own log only; the checks use strapctl) ----
-
-def decode_hr(b):
-    flags = b[0]
-    i = 1
-    if flags & 0x01:
-        hr = struct.unpack_from('<H', b, i)[0]
-        i += 2
-    else:
-        hr = b[i]
-        i += 1
-    out = {'hr': hr}
-    if flags & 0x08:
-        i += 2
-    if flags & 0x10:
-        out['rr'] = [struct.unpack_from('<H', b, j)[0] for j in range(i, len(b) - 1, 2)]
-    return out
-
-
-DECODERS = {uuid16(HR_MEASUREMENT): decode_hr}
-
-
-def decode(uuid, data):
-    try:
-        return DECODERS[uuid](bytes(data))
-    except KeyError:
-        return {}
-    except (IndexError, struct.error) as e:
-        return {'decode_error': str(e)}

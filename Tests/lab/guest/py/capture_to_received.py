@@ -25,7 +25,7 @@ def main():
             if args.device and e.get('device', '').upper() != args.device.upper():
                 continue
             print(json.dumps({'uuid': e['characteristic'], 'hex': e['hex'], 't': e.get('mono'),
-                              'device': e.get('device')}))
+                              'device': e.get('device'), 'mode': 'capture'}))
     return 0
 
 

@@ -1,30 +1,33 @@
 #!/usr/bin/python3
-"""Exactly-once and decoder check: what a sensor logged as sent vs what a central received.
+"""Exactly-once and decoder check: what a sensor logged as sent vs what strapd received.
 
-  check_notify.py --sensor sensor.log [--sensor ...] --central central.log
-                  [--received received.jsonl] --strapctl /host/strapctl
+  check_notify.py --sensor sensor.log [--sensor ...] --received received.jsonl
+                  --strapctl /usr/local/bin/strapctl [--decode-cache FILE]
                   [--min-count N] [--report FILE] [--checks FILE] [--prefix NAME]
+                  [--uuids LIST] [--tail-excused N] [--resubscribe-excused]
 
 Sensor logs: JSON lines with {"event": "sent", "uuid", "seq", "hex", "values", "t"}
-(fake_sensor.py, bumble_sensor.py). Received: central.py's log ({"event": "notify", "uuid",
-"mode", "hex", "t"} plus "subscribe"/"unsubscribe" windows), or --received, JSON lines of
-{"uuid", "hex"} in arrival order (e.g. converted from strapd's store by store_to_received.py; then every sent line is
-required, because a sensor only sends while connected and subscribed). A received line
-without "hex" but with "values" is matched on those values (a subset of the sent ones).
+(fake_sensor.py, bumble_sensor.py, example_log.py). Received: JSON lines of {"uuid", "hex"}
+in arrival order, converted from strapd's store (store_to_received.py) or its --record
+capture (capture_to_received.py). Every sent line is required: a sensor only logs what it
+sends while connected and subscribed. A received line without "hex" but with "values" is
+matched on those values (a subset of the sent ones).
 
 For each characteristic the received payloads are aligned in order with the sent ones:
-  missing     sent while the central was subscribed (before its "unsubscribe") and never received
+  missing     sent and never received
   duplicate   received again right after its own match
   unexpected  received but never sent (or out of order)
-  excused     sent after the central's "unsubscribe" and not received (in flight when it stopped)
+  excused     not received, but allowed to be: --tail-excused, --resubscribe-excused
 Every matched payload is decoded by `strapctl decode UUID HEX` (our Swift decoders, the
 static binary) and compared field by field with the values the sensor logged as encoded.
 Checks go to --checks as JSON lines {"name", "ok", "detail"} (lib.sh's format), the full
 report to --report. Exit 0 when every check passed.
 """
 import argparse
+import concurrent.futures
 import json
 import math
+import os
 import subprocess
 import sys
 import time
@@ -54,32 +57,53 @@ def same(a, b):
 
 
 class Decoder:
-    def __init__(self, strapctl):
+    """strapctl decode with a cache shared by every check of a run (--decode-cache): the store
+    and the capture checks decode the same payloads, and so do sensors on one sequence."""
+
+    def __init__(self, strapctl, cache_path=None):
         self.strapctl = strapctl
+        self.cache_path = cache_path
         self.cache = {}
+        if cache_path and os.path.exists(cache_path):
+            with open(cache_path) as f:
+                self.cache = {tuple(k.split(' ', 1)): v for k, v in json.load(f).items()}
         self.calls = 0
         self.seconds = 0.0
+
+    def run(self, key):
+        p = subprocess.run([self.strapctl, 'decode', key[0], key[1]], capture_output=True, text=True)
+        if p.returncode == 0:
+            return json.loads(p.stdout)
+        return {'_error': 'exit %d: %s' % (p.returncode, p.stderr.strip())}
+
+    def prefetch(self, keys):
+        """Decodes what the cache lacks, two at a time (the guest has 2 vCPUs)."""
+        todo = sorted(set(keys) - set(self.cache))
+        if not todo:
+            return
+        t0 = time.monotonic()
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+            for key, got in zip(todo, pool.map(self.run, todo)):
+                self.cache[key] = got
+        self.seconds += time.monotonic() - t0
+        self.calls += len(todo)
+        if self.cache_path:
+            with open(self.cache_path, 'w') as f:
+                json.dump({' '.join(k): v for k, v in self.cache.items()}, f)
 
     def __call__(self, uuid, hexstr):
         key = (uuid, hexstr)
         if key not in self.cache:
-            t0 = time.monotonic()
-            p = subprocess.run([self.strapctl, 'decode', uuid, hexstr], capture_output=True, text=True)
-            self.seconds += time.monotonic() - t0
-            self.calls += 1
-            if p.returncode == 0:
-                self.cache[key] = json.loads(p.stdout)
-            else:
-                self.cache[key] = {'_error': 'exit %d: %s' % (p.returncode, p.stderr.strip())}
+            self.prefetch([key])
         return self.cache[key]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--sensor', action='append', required=True)
-    ap.add_argument('--central')
-    ap.add_argument('--received')
-    ap.add_argument('--strapctl', default='/host/strapctl')
+    ap.add_argument('--received', required=True)
+    ap.add_argument('--strapctl', default='/usr/local/bin/strapctl')
+    ap.add_argument('--decode-cache', help='JSON file shared by the checks of one run')
     ap.add_argument('--min-count', type=int, default=3)
     ap.add_argument('--report')
     ap.add_argument('--checks')
@@ -89,8 +113,9 @@ def main():
                     help='after each "return" of the sensor, excuse what it sent before the first '
                          'notification received again: a bonded sensor notifies as soon as the link is '
                          'up, and bluetoothd drops those until the central has re-subscribed')
-    ap.add_argument('--allow-missing', action='store_true',
-                    help='report but do not fail on missing ones (peers that log no send times)')
+    ap.add_argument('--tail-excused', type=int, default=0, metavar='N',
+                    help='excuse the last N sent values of each characteristic when not received: a peer '
+                         'that logs a value before handing it over can be stopped in between')
     args = ap.parse_args()
 
     sent = {}
@@ -103,33 +128,18 @@ def main():
                 if args.uuids and e['uuid'] not in args.uuids.split(','):
                     continue
                 sent.setdefault(e['uuid'], []).append(e)
-    windows = None
     received = {}
-    if args.central:
-        windows = {}
-        for e in load(args.central):
-            ev = e.get('event')
-            if ev == 'notify':
-                received.setdefault(e['uuid'], []).append(e)
-            elif ev == 'subscribe':
-                windows.setdefault(e['uuid'], []).append([e['mode'], e['t'], math.inf])
-            elif ev == 'unsubscribe':
-                w = windows.get(e['uuid'], [])
-                if w and w[-1][2] == math.inf:
-                    w[-1][2] = e['t']
-    if args.received:
-        for e in load(args.received):
-            received.setdefault(e['uuid'], []).append(dict(e, mode=e.get('mode', 'store')))
+    for e in load(args.received):
+        if args.uuids and e['uuid'] not in args.uuids.split(','):
+            continue
+        received.setdefault(e['uuid'], []).append(dict(e, mode=e.get('mode', 'store')))
 
-    decode = Decoder(args.strapctl)
+    decode = Decoder(args.strapctl, args.decode_cache)
+    decode.prefetch([(u, e['hex']) for u, es in sent.items() for e in es])
     checks, report = [], {'characteristics': {}}
     for uuid in sorted(set(sent) | set(received)):
         S = sorted(sent.get(uuid, []), key=lambda e: e['seq'])
         R = received.get(uuid, [])
-        W = None if windows is None else windows.get(uuid, [])
-
-        def required(s):
-            return W is None or s.get('t') is None or any(w[1] <= s['t'] < w[2] for w in W)
         p = 0
         matched, missing, excused, duplicates, unexpected = [], [], [], [], []
         def match(s, r):
@@ -144,12 +154,14 @@ def main():
                 else:
                     unexpected.append(r)
                 continue
-            for s in S[p:j]:
-                (missing if required(s) else excused).append(s)
+            missing += S[p:j]
             matched.append((S[j], r))
             p = j + 1
-        for s in S[p:]:
-            (missing if required(s) else excused).append(s)
+        missing += S[p:]
+        if args.tail_excused:
+            tail = {s['seq'] for s in S[-args.tail_excused:]}
+            excused += [s for s in missing if s['seq'] in tail]
+            missing = [s for s in missing if s['seq'] not in tail]
         if args.resubscribe_excused:
             # Sent after the sensor came back but before the first payload received again.
             got_t = [m[0].get('t', 0) for m in matched]
@@ -173,21 +185,15 @@ def main():
                 'duplicates': [r.get('hex', r.get('values')) for r in duplicates],
                 'unexpected': [r.get('hex', r.get('values')) for r in unexpected],
                 'decode_mismatches': mismatches[:5], 'decode_mismatch_count': len(mismatches),
-                'seq_range': [S[0]['seq'], S[-1]['seq']] if S else None,
-                'windows': W}
+                'seq_range': [S[0]['seq'], S[-1]['seq']] if S else None}
         report['characteristics'][uuid] = info
-        ok = ((args.allow_missing or not missing) and not duplicates and not unexpected
+        ok = (not missing and not duplicates and not unexpected
               and len(matched) >= args.min_count)
         checks.append({'name': '%sdelivery-%s' % (args.prefix, uuid), 'ok': ok,
                        'detail': 'sent %d, received %d, matched %d %s, missing %s, duplicates %d, unexpected %d, '
-                                 'excused (after unsubscribe or before re-subscription) %d' % (
+                                 'excused %d' % (
                                      len(S), len(R), len(matched), per_mode, info['missing'] or 0,
                                      len(duplicates), len(unexpected), len(excused))})
-        if W is not None:
-            for w in W:
-                n = per_mode.get(w[0], 0)
-                checks.append({'name': '%sreceived-%s-%s' % (args.prefix, uuid, w[0]), 'ok': n >= args.min_count,
-                               'detail': '%d notifications (min %d)' % (n, args.min_count)})
         checks.append({'name': '%sdecode-%s' % (args.prefix, uuid), 'ok': bool(matched) and not mismatches,
                        'detail': 'strapctl decode agrees with the encoded values for %d of %d payloads%s' % (
                            len(matched) - len(mismatches), len(matched),

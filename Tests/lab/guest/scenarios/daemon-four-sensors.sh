@@ -5,13 +5,13 @@
 # is unusable ("Unknown Connection Identifier" on the peer). Each sensor is scanned, paired
 # and connected through strapctl; after streaming, each sensor's notifications must be in
 # the store exactly once, attributed to the right device.
-# Args: 1 seconds of streaming (default 20)  2 sensor interval (default 0.5)
+# Args: 1 seconds of streaming (default 12)  2 sensor interval (default 0.5)
 # Skips (77) until strapd exists, or without bumble in the image. Assumed CLI: guest/daemon.sh.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-SECS=${1:-20} INTERVAL=${2:-0.5}
+SECS=${1:-12} INTERVAL=${2:-0.5}
 daemon_require
 python3 -c 'import bumble' 2>/dev/null || skip "bumble is not installed in the image (image/pip-requirements.txt)"
 stack_up 0 || { check stack-up FAIL "stack_up 0 failed"; exit 1; }
@@ -36,9 +36,9 @@ for i in 1 2 3 4; do
 	# Heart rate from the store (one sample per notification); every characteristic from
 	# strapd's raw --record capture (see store_check in daemon.sh).
 	python3 "$PY/check_notify.py" --received "$OUT/received-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" --uuids 2a37 \
-		--prefix "s$i-" --strapctl "$DECODER" --report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
+		--prefix "s$i-" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
 	python3 "$PY/capture_to_received.py" "$OUT/capture.jsonl" --device "${ADDR[s$i]}" > "$OUT/captured-s$i.jsonl"
 	python3 "$PY/check_notify.py" --received "$OUT/captured-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" \
-		--prefix "s$i-capture-" --strapctl "$DECODER" --report "$OUT/capture-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
+		--prefix "s$i-capture-" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --report "$OUT/capture-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
 done
 exit $rc

@@ -3,13 +3,13 @@
 # then every notification the sensor logged as sent must be in strapd's store exactly once
 # (strapctl --json anchored) and decode to the values the sensor encoded.
 # Args: 1 notification path: acquire | start (default acquire; strapd.conf [bluetooth] notify)
-#       2 seconds of streaming (default 20)  3 sensor interval (default 0.5)
+#       2 seconds of streaming (default 12)  3 sensor interval (default 0.5)
 # Skips (77) until strapd exists. Assumed CLI: guest/daemon.sh.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-NOTIFY=${1:-acquire} SECS=${2:-20} INTERVAL=${3:-0.5}
+NOTIFY=${1:-acquire} SECS=${2:-12} INTERVAL=${3:-0.5}
 daemon_require
 stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
 PERIPH=$(start_sensor hci0 s1 --agent --services hr,csc,rsc --interval "$INTERVAL") || { check sensor-ready FAIL ""; exit 1; }

@@ -2,14 +2,17 @@
 # own units, as installed by `make install` on the host into DESTDIR=<host dir>/root, are
 # copied into the guest: strapd.socket is started, the first strapctl call activates
 # strapd.service (Type=notify: active only after READY=1), then the usual pair/connect/
-# stream and the exactly-once store check. bluetoothd runs as Debian's bluetooth.service.
-# Args: 1 seconds of streaming (default 15)
+# stream and the exactly-once store check. strapd must keep feeding systemd's watchdog
+# (WatchdogSec= in the unit), a user in group strapd reads the store through the 0660
+# socket ([access] read = group:strapd), a user outside it is refused (exit 4).
+# bluetoothd runs as Debian's bluetooth.service; dbus comes from dbus.socket.
+# Args: 1 seconds of streaming (default 10)
 # Skips (77) until strapd exists. Assumed CLI: guest/daemon.sh.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-SECS=${1:-15}
+SECS=${1:-10}
 daemon_require
 check pid1-systemd "$([ "$(cat /proc/1/comm)" = systemd ] && echo OK || echo FAIL)" "PID 1 is $(cat /proc/1/comm)"
 [ -d /host/root ] || { check units-installed FAIL "no /host/root: the host runs make install DESTDIR=<host dir>/root (selftest.sh does)"; exit 1; }
@@ -21,8 +24,12 @@ case $units in
 *strapd.service*strapd.socket* | *strapd.socket*strapd.service*) check units-installed OK "$units" ;;
 *) check units-installed FAIL "found: ${units:-none}"; exit 1 ;;
 esac
-stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
+# Configuration and users before any adapter exists: udev/60-strapd.rules starts strapd as
+# soon as one appears, and strapd reads both when it starts.
 daemon_config hci1
+printf '[access]\nread = group:strapd\n' >> "$STRAPD_CONF"
+useradd -M -N -G strapd labreader; useradd -M -N labother
+stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
 STRAPD_SOCKET=$(systemctl show -p Listen strapd.socket --value | awk '{print $1}')
 STRAPD_SOCKET=${STRAPD_SOCKET:-/run/strapd/strapd.sock}
 systemctl start strapd.socket
@@ -40,11 +47,26 @@ typ=$(systemctl show -p Type --value strapd.service)
 check strapd-notify-ready "$([ "$typ" = notify ] && [ "$after" = active ] && echo OK || echo FAIL)" \
 	"Type=$typ, $(systemctl show -p ActiveState,StatusText strapd.service | paste -sd' ')"
 STRAPD_PID=$(systemctl show -p MainPID --value strapd.service)
+WD0=$(systemctl show -p WatchdogTimestampMonotonic --value strapd.service)
 PERIPH=$(start_sensor hci0 s1 --agent --services hr --interval 0.5) || { check sensor-ready FAIL ""; exit 1; }
 daemon_attach "$PERIPH" || exit 1
 sleep "$SECS"
 kill "$(cat "$OUT/sensor-s1.pid")"; sleep 3
 store_check --sensor "$OUT/sensor-s1.log" --min-count 10; rc=$?
+# systemd stamps WatchdogTimestamp at every WATCHDOG=1; strapd pings at half WatchdogSec
+# (15 s), so a new stamp must come within 45 s of the first reading (usually it already has).
+wdstamp() { systemctl show -p WatchdogTimestampMonotonic --value strapd.service; }
+n=45; while [ "$(wdstamp)" -le "${WD0:-0}" ] && [ $n -gt 0 ]; do sleep 1; n=$((n - 1)); done
+wd=$(systemctl show -p WatchdogUSec,WatchdogTimestampMonotonic,NRestarts,ActiveState strapd.service | paste -sd' ')
+WD1=$(wdstamp)
+check watchdog "$([ "${WD1:-0}" -gt "${WD0:-0}" ] && [ "$(systemctl show -p WatchdogUSec --value strapd.service)" != 0 ] &&
+	[ "$(systemctl show -p NRestarts --value strapd.service)" = 0 ] && echo OK || echo FAIL)" "first ping at ${WD0:-?} us, now: $wd"
+# strapd.socket is 0660 strapd:strapd: the group lets a user connect, [access] read lets it read.
+out=$(runuser -u labreader -- "$STRAPCTL" --socket "$STRAPD_SOCKET" --json anchored --limit 1 2>&1); src=$?
+check group-member-reads "$([ $src = 0 ] && case $out in *'"added"'*) true ;; *) false ;; esac && echo OK || echo FAIL)" \
+	"labreader ($(id -Gn labreader)): exit $src, $(echo "$out" | head -c 160)"
+out=$(runuser -u labother -- "$STRAPCTL" --socket "$STRAPD_SOCKET" status 2>&1); src=$?
+check outsider-refused "$([ $src = 4 ] && echo OK || echo FAIL)" "labother ($(id -Gn labother)): exit $src, $out"
 journalctl -u strapd.service -u strapd.socket --no-pager -o short-monotonic > "$OUT/strapd.log"
 journalctl -u bluetooth.service --no-pager -o short-monotonic > "$OUT/bluetoothd.log"
 exit $rc
