@@ -1,19 +1,20 @@
-import Dispatch
 import StrapIngest
 import StrapModel
+import Synchronization
 
 /// What the daemon knows about each device, merged from the device service (BlueZ's view)
 /// and the pipeline (battery, contact, identity strings, link transitions, last seen).
-public final class DeviceDirectory: @unchecked Sendable {
-    let queue = DispatchQueue(label: "strapd.devices")
-    /// Confined to `queue`.
-    private var devices: [SensorAddress: DeviceInfo] = [:]
+///
+/// A lock, not a queue: `observe` runs for every burst the pipeline hands on and does a few
+/// dictionary updates; a hop to its own queue cost a thread wake-up per notification.
+public final class DeviceDirectory: Sendable {
+    private let devices = Mutex<[SensorAddress: DeviceInfo]>([:])
 
     public init() {}
 
     /// Feeds pipeline output; subscribe it to the live hub.
     public func observe(_ events: [LiveEvent]) {
-        queue.async { [self] in
+        devices.withLock { devices in
             for event in events {
                 var info = devices[event.address] ?? DeviceInfo(address: event.address, name: event.address)
                 switch event {
@@ -52,24 +53,22 @@ public final class DeviceDirectory: @unchecked Sendable {
     /// The merged view: the service's devices, completed with what the pipeline observed.
     public func list(service: DeviceService) -> [DeviceInfo] {
         let fromService = service.snapshot()
-        return queue.sync {
-            var merged = devices
-            for s in fromService {
-                var info = merged[s.address] ?? s
-                info.name = s.name
-                info.known = s.known
-                info.paired = s.paired
-                info.connected = s.connected
-                info.services = s.services
-                info.rssi = s.rssi
-                info.rssiUnavailableReason = s.rssiUnavailableReason
-                if info.battery == nil { info.battery = s.battery }
-                if s.lastDisconnectReason != nil { info.lastDisconnectReason = s.lastDisconnectReason }
-                merged[s.address] = info
-            }
-            return merged.values.sorted { $0.address < $1.address }
+        var merged = devices.withLock { $0 }
+        for s in fromService {
+            var info = merged[s.address] ?? s
+            info.name = s.name
+            info.known = s.known
+            info.paired = s.paired
+            info.connected = s.connected
+            info.services = s.services
+            info.rssi = s.rssi
+            info.rssiUnavailableReason = s.rssiUnavailableReason
+            if info.battery == nil { info.battery = s.battery }
+            if s.lastDisconnectReason != nil { info.lastDisconnectReason = s.lastDisconnectReason }
+            merged[s.address] = info
         }
+        return merged.values.sorted { $0.address < $1.address }
     }
 
-    public var connectedCount: Int { queue.sync { devices.values.filter(\.connected).count } }
+    public var connectedCount: Int { devices.withLock { $0.values.filter(\.connected).count } }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import StrapIngest
 import StrapModel
 import Synchronization
@@ -20,10 +19,12 @@ public enum LiveEvent: Sendable {
     }
 }
 
-/// Live fan-out on its own queue, so a hundred subscribers never slow decoding down.
-/// Each subscriber's `deliver` must not block: the socket layer bounds its own buffer and
-/// reports what it had to drop.
-public final class LiveHub: @unchecked Sendable {
+/// Live fan-out to the daemon's few in-process subscribers: the device directory and the
+/// router's `LiveFanout` (which serves every socket subscriber from the server queue). It
+/// delivers on the publisher's queue (the pipeline's) under a lock: a queue of its own cost a
+/// thread wake-up per notification. So each `deliver` must be quick and never block: the
+/// fan-out encodes and hands on, and bounds what waits for the sockets.
+public final class LiveHub: Sendable {
     public struct Filter: Sendable {
         public var types: Set<QuantityType>?
         public var devices: Set<SensorAddress>?
@@ -41,51 +42,50 @@ public final class LiveHub: @unchecked Sendable {
         }
     }
 
-    struct Subscriber {
+    struct Subscriber: Sendable {
         var filter: Filter
         var deliver: @Sendable ([LiveEvent]) -> Void
     }
 
-    let queue = DispatchQueue(label: "strapd.pipeline.live")
-    /// Confined to `queue`.
-    private var subscribers: [Int: Subscriber] = [:]
-    private var nextID = 1
+    private struct Registry {
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 1
+    }
+    private let registry = Mutex(Registry())
     private let count = Atomic<Int>(0)
 
     public init() {}
 
     public func subscribe(_ filter: Filter, deliver: @escaping @Sendable ([LiveEvent]) -> Void) -> Int {
-        queue.sync {
-            let id = nextID
-            nextID += 1
-            subscribers[id] = Subscriber(filter: filter, deliver: deliver)
-            count.store(subscribers.count, ordering: .relaxed)
+        registry.withLock { r in
+            let id = r.nextID
+            r.nextID += 1
+            r.subscribers[id] = Subscriber(filter: filter, deliver: deliver)
+            count.store(r.subscribers.count, ordering: .relaxed)
             return id
         }
     }
 
+    /// No delivery starts after this returns (one already running may finish).
     public func unsubscribe(_ id: Int) {
-        queue.async { [self] in
-            subscribers[id] = nil
-            count.store(subscribers.count, ordering: .relaxed)
+        registry.withLock { r in
+            r.subscribers[id] = nil
+            count.store(r.subscribers.count, ordering: .relaxed)
         }
     }
 
-    public var subscriberCount: Int { queue.sync { subscribers.count } }
+    public var subscriberCount: Int { count.load(ordering: .relaxed) }
 
     /// Lets the pipeline skip building live events nobody would receive. A subscriber that
     /// arrives meanwhile starts with the next event, as it would a moment later anyway.
     var hasSubscribers: Bool { count.load(ordering: .relaxed) > 0 }
 
-    /// Returns once everything published so far has been handed to the subscribers.
-    public func publishBarrier() { queue.sync {} }
-
+    /// Hands `events` to every subscriber whose filter admits some, on the calling queue.
     func publish(_ events: [LiveEvent]) {
-        queue.async { [self] in
-            for subscriber in subscribers.values {
-                let admitted = subscriber.filter.admitsEverything ? events : events.filter(subscriber.filter.admits)
-                if !admitted.isEmpty { subscriber.deliver(admitted) }
-            }
+        let subscribers = registry.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers {
+            let admitted = subscriber.filter.admitsEverything ? events : events.filter(subscriber.filter.admits)
+            if !admitted.isEmpty { subscriber.deliver(admitted) }
         }
     }
 }

@@ -31,7 +31,7 @@ public final class Pipeline: @unchecked Sendable {
     private var ingests: [SensorAddress: IngestSlot] = [:]
     private var names: [SensorAddress: String] = [:]
     /// What this turn of the ingest queue produced, handed on in one hop per stage when the
-    /// turn ends: a per-event hop to the store and live queues cost two closures, two
+    /// turn ends: a per-event hop to the store queue and to live delivery cost two closures, two
     /// wake-ups and two small arrays per notification, more than decoding itself.
     private var outSamples: [Sample] = []
     private var outLive: [LiveEvent] = []

@@ -1,24 +1,31 @@
 import Dispatch
+import Glibc
 import StrapIngest
 import StrapModel
 import StrapSimulator
+import Synchronization
 
 /// Drives the simulator in real time (or `speed` times faster) and feeds the pipeline exactly
 /// as BlueZ links would: the same `SensorEvent`s, with real GATT bytes.
+///
+/// On a thread of its own that sleeps until the next simulated notification: a Dispatch timer
+/// re-armed per event went through libdispatch's timer thread twice per notification, which
+/// was a large part of an idle daemon's CPU. Four sensors at 1 Hz wake it four times a second.
 public final class SimulatorSource: @unchecked Sendable {
-    let queue = DispatchQueue(label: "strapd.source.simulator")
     let pipeline: Pipeline
     let speed: Double
     let tick: DispatchTimeInterval
-    /// Confined to `queue`.
+    /// Confined to the source's thread once started.
     private var simulation: Simulation
-    private var timer: DispatchSourceTimer?
     private var origin: ReceiveTime?
-    private(set) var identities: [SimulatedIdentity]
+    public let identities: [SimulatedIdentity]
+    private let started = Atomic<Bool>(false)
+    private let stopped = Atomic<Bool>(false)
+    /// Signalled only by `stop`: the thread's sleep is a wait on it.
+    private let stopSignal = DispatchSemaphore(value: 0)
+    private let exited = DispatchSemaphore(value: 0)
 
-    /// `tick` bounds how long the source sleeps: it wakes at each device's next notification
-    /// (as a real link delivers them, four sensors at 1 Hz wake the daemon four times a
-    /// second, not ten), but never later than `tick`.
+    /// `tick` bounds how long the source sleeps between checks.
     public init(simulation: Simulation, pipeline: Pipeline, speed: Double = 1, tick: DispatchTimeInterval = .seconds(1)) {
         self.simulation = simulation
         self.pipeline = pipeline
@@ -28,25 +35,38 @@ public final class SimulatorSource: @unchecked Sendable {
     }
 
     public func start() {
-        queue.sync {
-            origin = Clock.now()
-            let t = DispatchSource.makeTimerSource(queue: queue)
-            t.schedule(deadline: .now(), leeway: .milliseconds(2))
-            t.setEventHandler { @Sendable [weak self] in self?.step() }
-            t.resume()
-            timer = t
+        guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        origin = Clock.now()
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(self).toOpaque()
+        let created = pthread_create(&thread, nil, { context in
+            Unmanaged<SimulatorSource>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context)
+        if created == 0 { pthread_detach(thread) } else {
+            Unmanaged<SimulatorSource>.fromOpaque(context).release()
+            exited.signal()
         }
     }
 
+    /// Returns once the source has stopped submitting.
     public func stop() {
-        queue.sync {
-            timer?.cancel()
-            timer = nil
-        }
+        guard started.load(ordering: .acquiring), !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stopSignal.signal()
+        exited.wait()
     }
 
-    private func step() {
-        guard let origin else { return }
+    private func run() {
+        while !stopped.load(ordering: .acquiring) {
+            let wait = step()
+            _ = stopSignal.wait(timeout: .now() + wait)
+        }
+        exited.signal()
+    }
+
+    /// Submits what is due; returns how long to sleep until the next event (at most `tick`).
+    private func step() -> DispatchTimeInterval {
+        guard let origin else { return tick }
         let elapsed = (Clock.monotonic() - origin.monotonic) * speed
         var batch: [SensorEvent] = []
         for (t, identity, event) in simulation.advance(to: elapsed) {
@@ -60,10 +80,8 @@ public final class SimulatorSource: @unchecked Sendable {
             }
         }
         if !batch.isEmpty { pipeline.submit(contentsOf: batch) }
-        // One-shot, re-armed for the next event (a repeating poll woke the daemon for nothing).
         let wait = max(0, (simulation.nextEventTime - elapsed) / max(speed, 1e-9))
-        let delay: DispatchTimeInterval = wait < tick.seconds ? .nanoseconds(Int(wait * 1e9) + 1) : tick
-        timer?.schedule(deadline: .now() + delay, leeway: .milliseconds(2))
+        return wait < tick.seconds ? .nanoseconds(Int(wait * 1e9) + 1) : tick
     }
 }
 

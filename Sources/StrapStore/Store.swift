@@ -16,17 +16,19 @@ public final class Store: Sendable {
     /// Held by whoever fsyncs; the group-commit leader syncs for everyone waiting.
     private let syncLock = Mutex<Void>(())
     private let deleteLock = Mutex<Void>(())
-    /// `sync = interval`: set while a sync is scheduled. Armed by the first append after a
-    /// sync, so an idle store never wakes up (a repeating timer woke the daemon ten times a
-    /// second for nothing) and nothing appended waits longer than the interval.
-    private let syncArmed = Atomic<Bool>(false)
-    private let closed = Atomic<Bool>(false)
+    /// `sync = interval`: armed by the first append after a sync, so an idle store never wakes
+    /// up (a repeating timer woke the daemon ten times a second for nothing) and nothing
+    /// appended waits longer than the interval.
+    private let syncer: IntervalSyncer?
+    /// When the last fdatasync started, monotonic nanoseconds.
+    private let lastSync = Atomic<Int64>(0)
 
     init(config: StoreConfig, storeID: UInt64, shared: StoreShared, writer: StoreWriter) {
         self.config = config
         self.shared = shared
         self.writer = writer
         uuids = UUIDScheme(storeID: storeID)
+        if case .interval(let seconds) = config.sync { syncer = IntervalSyncer(interval: seconds) } else { syncer = nil }
     }
 
     /// Opens (creating if needed) the store in `config.directory`: sealed segments are
@@ -36,25 +38,37 @@ public final class Store: Sendable {
         do throws(IOError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
             throw .unavailable("cannot open store: \(error)")
         }
+        store.syncer?.start { [weak store] in try? store?.sync() }
         try? store.applyRetention()
         return store
     }
 
     /// Makes everything written durable and wakes followers; a scheduled sync then does nothing.
     public func close() {
-        closed.store(true, ordering: .relaxed)
+        syncer?.stop(wait: true)
         try? sync()
         shared.close()
     }
 
+    deinit { syncer?.stop(wait: false) }
+
+    /// After an append with `sync = interval`. Appends sparser than the interval (a few
+    /// sensors at 1 Hz) are synced right here, on the appending thread: the interval has
+    /// already passed since the last sync, and handing the fdatasync to the syncer thread
+    /// only added two thread wake-ups to it. Denser appends arm the syncer, which syncs them
+    /// together one interval after the first.
+    static func monotonicNanos() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+    }
+
     private func scheduleSync() {
-        guard case .interval(let seconds) = config.sync, !syncArmed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let ms = max(1, Int(seconds * 1000))
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + .milliseconds(ms)) { [weak self] in
-            guard let self else { return }
-            // Cleared first: an append racing with this sync arms the next one.
-            syncArmed.store(false, ordering: .releasing)
-            if !closed.load(ordering: .relaxed) { try? sync() }
+        guard let syncer else { return }
+        if Self.monotonicNanos() - lastSync.load(ordering: .relaxed) >= syncer.intervalNanos {
+            try? sync()
+        } else {
+            syncer.arm()
         }
     }
 
@@ -108,6 +122,7 @@ public final class Store: Sendable {
             if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }
             // Lead the group: cover everything written up to now, not only our own records.
             let pos = queue.sync { writer.position }
+            lastSync.store(Self.monotonicNanos(), ordering: .relaxed)
             do throws(IOError) { try pos.segment.file.sync() } catch { throw shared.degrade(error) }
             shared.publishDurable(pos)
         }

@@ -96,7 +96,6 @@ final class OursLiveFrontEnd: @unchecked Sendable {
                      subscribers / Double(workload.total * workload.subscribers) * 1e6, rest / Double(workload.total * workload.subscribers) * 1e6))
         // Nothing of this configuration may still be queued when the next one starts.
         pipeline.drain()
-        live.publishBarrier()
         server.queue.sync {}
         return LatencyResult(tallies, drained: drained.seconds, end: drained.end)
     }

@@ -19,6 +19,8 @@ enum PipelineBench: BenchSection {
         if getenv("STRAP_BENCH_LIVE") != nil { return try LiveLatency.figures(section: name, quick: quick) }
         // STRAP_BENCH_THROUGHPUT (a profiling aid) runs only the throughput figure.
         if getenv("STRAP_BENCH_THROUGHPUT") != nil { return try throughput(quick: quick) }
+        // STRAP_BENCH_FOOTPRINT: only the daemon's footprint and start-up.
+        if getenv("STRAP_BENCH_FOOTPRINT") != nil { return try DaemonFootprint.figures(section: name, quick: quick) }
         var figures = try throughput(quick: quick)
         figures += try LiveLatency.figures(section: name, quick: quick)
         figures += try DaemonFootprint.figures(section: name, quick: quick)
@@ -48,7 +50,6 @@ enum PipelineBench: BenchSection {
         }
         pipeline.drain()
         try pipeline.storeStage.flushAndSync()
-        live.publishBarrier()
         let seconds = DecodeBench.now() - start
         let stored = store.latestAnchor
         store.close()

@@ -56,7 +56,6 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         for e in events { #expect(pipeline.submit(e)) }
         pipeline.drain()
         try pipeline.storeStage.flushAndSync()
-        live.queue.sync {}
         let counters = pipeline.counters
         #expect(counters.events == events.count && counters.rejected == 0 && counters.dropped == 0)
         let stored = try store.anchored(anchor: 0).added.count
