@@ -69,6 +69,20 @@ daemon_start() {
 	fi
 }
 
+# bumble_up LOG READY_FILE ARGS...: the Bumble peer(s) (bumble_sensor.py ARGS) behind the one
+# adapter bluetoothd sees (stack_up 0: Bumble provides the controller through /dev/vhci);
+# sets BUMBLE_PID. Skips (77) without bumble in the image; any other failure ends the scenario.
+bumble_up() {
+	local log=$1 ready=$2
+	shift 2
+	python3 -c 'import bumble' 2>/dev/null || skip "bumble is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
+	stack_up 0 || { check stack-up FAIL "stack_up 0 failed"; exit 1; }
+	spawn "$log" python3 "$PY/bumble_sensor.py" --ready-file "$ready" "$@"
+	BUMBLE_PID=${LAB_PIDS[-1]}
+	wait_file "$ready" 120 || { check sensor-ready FAIL "bumble sensor(s) not ready"; tail "$log"; exit 1; }
+	wait_adapters 1 30 || { check adapter FAIL "no adapter reached bluetoothd"; tail "$log"; exit 1; }
+}
+
 # daemon_attach ADDRESS [PREFIX]: scan until ADDRESS shows up -> pair -> connect, through
 # strapctl. `scan --until` ends the scan as soon as strapd reports the address; the 60 s are
 # only the limit (btvirt's advertising reports can be dropped, pitfall 2 in docs/testing.md).

@@ -15,13 +15,8 @@
 . /lab/guest/daemon.sh
 BEFORE=${1:-8} AFTER=${2:-10}
 daemon_require
-python3 -c 'import bumble' 2>/dev/null || skip "bumble is not installed in the image (image/pip-requirements.txt)"
-stack_up 0 || { check stack-up FAIL "stack_up 0 failed"; exit 1; }
 S=$OUT/sensor-s1.log
-spawn "$S" python3 "$PY/bumble_sensor.py" --name s1 --services hr --interval 0.5 --ready-file /tmp/sensor.ready
-BUMBLE_PID=${LAB_PIDS[-1]}
-wait_file /tmp/sensor.ready 120 || { check sensor-ready FAIL "bumble sensor not ready"; tail "$S"; exit 1; }
-wait_adapters 1 30 || { check adapter FAIL "no adapter reached bluetoothd"; exit 1; }
+bumble_up "$S" /tmp/sensor.ready --name s1 --services hr --interval 0.5
 PERIPH=$(cat /tmp/sensor.ready)
 daemon_start hci0 || exit 1
 daemon_attach "$PERIPH" || exit 1

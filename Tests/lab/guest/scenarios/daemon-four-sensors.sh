@@ -13,13 +13,8 @@
 . /lab/guest/daemon.sh
 SECS=${1:-12} INTERVAL=${2:-0.5}
 daemon_require
-python3 -c 'import bumble' 2>/dev/null || skip "bumble is not installed in the image (image/pip-requirements.txt)"
-stack_up 0 || { check stack-up FAIL "stack_up 0 failed"; exit 1; }
-spawn "$OUT/sensors.log" python3 "$PY/bumble_sensor.py" --interval "$INTERVAL" --ready-file /tmp/sensors.ready \
+bumble_up "$OUT/sensors.log" /tmp/sensors.ready --interval "$INTERVAL" \
 	--sensor s1=hr --sensor s2=hr,csc --sensor s3=hr,rsc --sensor s4=hr,csc,rsc
-BUMBLE_PID=${LAB_PIDS[-1]}
-wait_file /tmp/sensors.ready 120 || { check sensor-ready FAIL "bumble sensors not ready"; tail "$OUT/sensors.log"; exit 1; }
-wait_adapters 1 30 || { check adapter FAIL "no adapter reached bluetoothd"; exit 1; }
 declare -A ADDR
 while read -r name addr; do ADDR[$name]=$addr; done < /tmp/sensors.ready
 step "sensors: $(paste -sd' ' /tmp/sensors.ready)"

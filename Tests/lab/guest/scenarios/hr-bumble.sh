@@ -14,14 +14,8 @@
 . /lab/guest/daemon.sh
 NOTIFY=${1:-start} SECS=${2:-12} INTERVAL=${3:-0.5}
 daemon_require
-python3 -c 'import bumble' 2>/dev/null || skip "bumble is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
-stack_up 0 || { check stack-up FAIL "stack_up 0 failed"; exit 1; }
 step "bumble sensor + controller on /dev/vhci"
-spawn "$OUT/sensor-bumble.log" python3 "$PY/bumble_sensor.py" --services hr,csc,rsc --interval "$INTERVAL" \
-	--ready-file /tmp/sensor.ready
-BUMBLE_PID=${LAB_PIDS[-1]}
-wait_file /tmp/sensor.ready 120 || { check sensor-ready FAIL "bumble sensor not ready"; tail "$OUT/sensor-bumble.log"; exit 1; }
-wait_adapters 1 30 || { check adapter FAIL "no adapter reached bluetoothd"; tail "$OUT/sensor-bumble.log"; exit 1; }
+bumble_up "$OUT/sensor-bumble.log" /tmp/sensor.ready --services hr,csc,rsc --interval "$INTERVAL"
 PERIPH=$(cat /tmp/sensor.ready)
 daemon_start hci0 "$NOTIFY" || exit 1
 daemon_attach "$PERIPH" || exit 1
