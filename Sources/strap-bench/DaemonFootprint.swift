@@ -29,15 +29,7 @@ enum DaemonFootprint {
     /// ships) or loaded from the toolchain's shared libraries: it moves RSS by several MB.
     static func linkage(_ path: String) -> String {
         guard let bytes = FileManager.default.contents(atPath: path) else { return "unknown linkage" }
-        let needle = Array("libswiftCore.so".utf8)
-        let dynamic = bytes.withUnsafeBytes { raw -> Bool in
-            let b = raw.bindMemory(to: UInt8.self)
-            guard b.count >= needle.count else { return false }
-            for i in 0...(b.count - needle.count) where b[i] == needle[0] {
-                if Array(b[i..<(i + needle.count)]) == needle { return true }
-            }
-            return false
-        }
+        let dynamic = bytes.firstRange(of: Array("libswiftCore.so".utf8)) != nil
         return dynamic ? "Swift runtime from shared libraries" : "static Swift runtime, as make install ships"
     }
 

@@ -19,10 +19,6 @@ final class OursLiveFrontEnd: @unchecked Sendable {
     let directory: String
     let socketPath: String
     let frontEnd: DaemonFrontEnd
-    var store: Store { frontEnd.store }
-    var pipeline: Pipeline { frontEnd.pipeline }
-    var live: LiveHub { frontEnd.live }
-    var server: UnixServer { frontEnd.server }
     /// The first sample event line a subscriber received: the mosquitto peer publishes the
     /// same bytes (with its own sequence number as the value).
     let sampleLine = Mutex<[UInt8]?>(nil)
@@ -42,13 +38,13 @@ final class OursLiveFrontEnd: @unchecked Sendable {
             status: { _ in DaemonStatus.empty }
         ) { _ in SimulatedDeviceService(identities: [SimulatedIdentity(address: Self.address, name: "Bench HRM")]) }
         frontEnd.start()
-        pipeline.submit(.linkUp(Self.address, name: "Bench HRM", Clock.now()))
+        frontEnd.pipeline.submit(.linkUp(Self.address, name: "Bench HRM", Clock.now()))
     }
 
     func close() {
         frontEnd.stopAndWait()
         try? frontEnd.flush()
-        store.close()
+        frontEnd.store.close()
         try? FileManager.default.removeItem(atPath: directory)
     }
 
@@ -81,7 +77,7 @@ final class OursLiveFrontEnd: @unchecked Sendable {
         let hr = (0...workload.total).map { HeartRateMeasurement(heartRate: UInt16($0), isUInt16Format: true).encoded() }
         let cpu0 = processCPUSeconds(), wall0 = DecodeBench.now()
         Pacer.run(workload, times: times) { seq in
-            pipeline.submit(.notification(Self.address, .heartRateMeasurement, hr[seq], Clock.now()))
+            frontEnd.pipeline.submit(.notification(Self.address, .heartRateMeasurement, hr[seq], Clock.now()))
         }
         let drained = workload.waitDelivered(tallies)
         shared.stop.store(true, ordering: .relaxed)
@@ -95,8 +91,8 @@ final class OursLiveFrontEnd: @unchecked Sendable {
                      wall, subscribers, subscribers / wall * 100, rest, rest / wall * 100,
                      subscribers / Double(workload.total * workload.subscribers) * 1e6, rest / Double(workload.total * workload.subscribers) * 1e6))
         // Nothing of this configuration may still be queued when the next one starts.
-        pipeline.drain()
-        server.queue.sync {}
+        frontEnd.pipeline.drain()
+        frontEnd.server.queue.sync {}
         return LatencyResult(tallies, drained: drained.seconds, end: drained.end)
     }
 
