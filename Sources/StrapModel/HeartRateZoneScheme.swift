@@ -48,10 +48,10 @@ public struct HeartRateZoneScheme: Codable, Sendable, Hashable {
         }
         for (i, b) in bounds.enumerated() {
             guard b.isFinite, Self.percentRange.contains(b) else {
-                throw .invalidOption("heartRateZones.bounds[\(i)]: \(b) is not a percentage from 0 to 300")
+                throw .invalidOption("heartRateZones.bounds[\(i)]: \(AthleteProfile.format(b)) is not a percentage from 0 to 300")
             }
             if i > 0, b <= bounds[i - 1] {
-                throw .invalidOption("heartRateZones.bounds must ascend: \(bounds[i - 1]) then \(b)")
+                throw .invalidOption("heartRateZones.bounds must ascend: \(AthleteProfile.format(bounds[i - 1])) then \(AthleteProfile.format(b))")
             }
         }
     }

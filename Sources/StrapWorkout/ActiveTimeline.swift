@@ -53,16 +53,16 @@ struct ActiveTimeline: Sendable, Hashable {
         lapStartActive.append(active(at: at))
     }
 
-    /// Index of the last interval beginning at or before `t`; -1 before the start.
+    /// Index of the last interval beginning before `t`; -1 at or before the start.
     @inline(__always)
     private func interval(containing t: Millis) -> Int {
         let n = begins.count
-        if n == 0 || t < begins[0] { return -1 }
-        if begins[n - 1] <= t { return n - 1 }
-        var lo = 0, hi = n - 1  // begins[lo] <= t < begins[hi]
+        if n == 0 || t <= begins[0] { return -1 }
+        if begins[n - 1] < t { return n - 1 }
+        var lo = 0, hi = n - 1  // begins[lo] < t <= begins[hi]
         while hi - lo > 1 {
             let mid = (lo + hi) / 2
-            if begins[mid] <= t { lo = mid } else { hi = mid }
+            if begins[mid] < t { lo = mid } else { hi = mid }
         }
         return lo
     }
@@ -75,23 +75,26 @@ struct ActiveTimeline: Sendable, Hashable {
         return activeBefore[i] + (min(t, ends[i]) - begins[i])
     }
 
-    /// Whether `t` lies in an activity interval, both ends included.
+    /// Whether a sample stamped `t` counts: intervals are (begin, end], since a sample's time
+    /// marks the end of what it measured. So a sample stamped exactly at a start or resume does
+    /// not count and one at a pause or stop does, whichever side of the command it arrives on.
     @inline(__always)
     func isActive(_ t: Millis) -> Bool {
         let i = interval(containing: t)
         return i >= 0 && t <= ends[i]
     }
 
-    /// The lap a time belongs to: the last lap beginning at or before it (lap 0 before).
+    /// The lap a time belongs to: laps are (start, next start], so a sample stamped at a lap
+    /// boundary belongs to the lap ending there (lap 0 at or before the start).
     @inline(__always)
     func lapIndex(at t: Millis) -> Int {
         let n = lapStarts.count
-        if n <= 1 || t >= lapStarts[n - 1] { return max(0, n - 1) }
-        if t < lapStarts[1] { return 0 }
-        var lo = 1, hi = n - 1  // lapStarts[lo] <= t < lapStarts[hi]
+        if n <= 1 || t > lapStarts[n - 1] { return max(0, n - 1) }
+        if t <= lapStarts[1] { return 0 }
+        var lo = 1, hi = n - 1  // lapStarts[lo] < t <= lapStarts[hi]
         while hi - lo > 1 {
             let mid = (lo + hi) / 2
-            if lapStarts[mid] <= t { lo = mid } else { hi = mid }
+            if lapStarts[mid] < t { lo = mid } else { hi = mid }
         }
         return lo
     }

@@ -24,8 +24,9 @@ public struct LiveWorkoutBuilder: Sendable {
     private var speedDevice: Device?
     private var cadenceDevice: Device?
     private var distanceDevice: Device?
-    /// Active time of the newest counted heart-rate sample (the start of the next one's span).
-    private var lastHeartRateActive: Millis?
+    /// Active time of the newest counted heart-rate sample, 0 at the start: where the next
+    /// sample's span begins.
+    private var lastHeartRateActive: Millis = 0
     /// The newest instant a counted sample reached; commands are not timed before it.
     public private(set) var newestCountedTime: Millis = .min
 
@@ -52,6 +53,7 @@ public struct LiveWorkoutBuilder: Sendable {
             }
             timeline.open(at: t)
             laps = [Accumulator()]
+            lastHeartRateActive = 0
         case .resumed(let t): timeline.open(at: t)
         case .paused(let t), .stopped(let t), .ended(let t): timeline.close(at: t)
         case .lap(let t, _):
@@ -96,12 +98,10 @@ public struct LiveWorkoutBuilder: Sendable {
         laps[k].heartRate.add(bpm, at: t)
         if t > newestCountedTime { newestCountedTime = t }
         let a1 = timeline.active(at: t)
-        // A sample stands for the span since the previous one (a strap's value describes the
-        // beats just before it), capped; one older than the previous adds no time.
-        if let previous = lastHeartRateActive {
-            guard a1 > previous else { return true }
-            attribute(bpm, from: max(previous, a1 - Self.heartRateGapCap), to: a1, lap: k)
-        }
+        // A sample stands for the span since the previous one or the start (a strap's value
+        // describes the beats just before it), capped; one older than the previous adds no time.
+        guard a1 > lastHeartRateActive else { return true }
+        attribute(bpm, from: max(lastHeartRateActive, a1 - Self.heartRateGapCap), to: a1, lap: k)
         lastHeartRateActive = a1
         return true
     }
