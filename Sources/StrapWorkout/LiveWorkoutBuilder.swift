@@ -220,8 +220,11 @@ public struct LiveWorkoutBuilder: Sendable {
 
     var energyReason: String? {
         guard energySource == nil else { return nil }
+        guard timeline.hasStarted else { return Self.notStarted }
         return "no energy expended from the heart-rate sensor, and " + (keytelReason ?? "no Keytel estimate")
     }
+
+    static let notStarted = "the session has not started"
 
     func figures(_ a: Accumulator, activeMillis: Millis) -> WorkoutFigures {
         var f = WorkoutFigures()
@@ -262,6 +265,7 @@ public struct LiveWorkoutBuilder: Sendable {
         return LiveStatistics(session: session, state: state, time: now, start: timeline.start,
                               totals: figures(totals, activeMillis: total),
                               activeEnergySource: energySource, activeEnergyReason: energyReason,
-                              heartRateZones: zones, heartRateZonesReason: zonesReason, laps: lapStats)
+                              heartRateZones: zones, heartRateZonesReason: timeline.hasStarted ? zonesReason : Self.notStarted,
+                              laps: lapStats)
     }
 }
