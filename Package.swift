@@ -31,9 +31,10 @@ let package = Package(
         .target(name: "StrapModel", dependencies: ["StrapWire"]),
         .target(name: "StrapConfig"),
 
-        // Layer 4: store; ingest (decode → derive → samples).
+        // Layer 4: store; ingest (decode → derive → samples); workout sessions (no I/O).
         .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
+        .target(name: "StrapWorkout", dependencies: ["StrapModel"]),
 
         // Layer 5: I/O adapters and the daemon's wiring.
         .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
@@ -68,5 +69,6 @@ let package = Package(
                                                              "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl",
                                                              "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
+        .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT"]),
     ]
 )

@@ -10,6 +10,14 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store cannot write (disk full or I/O error); it keeps serving reads.
     case unavailable(String)
     case `internal`(String)
+    /// A workout command not allowed in the session's current state; nothing changed.
+    case invalidTransition(String)
+    /// The value asked for was never set (an unset profile characteristic): never a made-up
+    /// default in its place.
+    case noData(String)
+    /// Something the request needs is held by someone else (a device another workout
+    /// session uses); the message names the holder.
+    case busy(String)
 
     public var code: String {
         switch self {
@@ -19,6 +27,9 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
         case .badRequest: "badRequest"
         case .unavailable: "unavailable"
         case .internal: "internal"
+        case .invalidTransition: "invalidTransition"
+        case .noData: "noData"
+        case .busy: "busy"
         }
     }
 
@@ -26,7 +37,8 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .anchorExpired(let a): "anchor expired; the oldest valid anchor is \(a)"
         case .invalidOption(let m), .notFound(let m), .badRequest(let m),
-             .unavailable(let m), .internal(let m): m
+             .unavailable(let m), .internal(let m), .invalidTransition(let m), .noData(let m),
+             .busy(let m): m
         }
     }
 }

@@ -1,7 +1,9 @@
 import FoundationEssentials
 
-/// A workout as a stored object (spec §5). The engine that produces it comes later; the
-/// store keeps it verbatim (JSON) and serves it to anchored readers and the `workout` predicate.
+/// A workout as a stored object (spec §5), produced by the workout engine when a session ends
+/// (docs/workouts.md lists the summary and info keys). The store keeps it verbatim (JSON) and
+/// serves it to anchored readers and the `workout` predicate. Fields added later decode as
+/// absent/empty from older records.
 public struct Workout: Codable, Sendable, Hashable {
     public enum LocationType: String, Codable, Sendable { case indoor, outdoor, unknown }
 
@@ -68,6 +70,14 @@ public struct Workout: Codable, Sendable, Hashable {
     public var laps: [Lap]
     public var summary: [String: Double]
     public var metadata: [String: String]
+    /// The session that produced this workout; recovery uses it to tell whether a session's
+    /// workout was already saved. Nil for workouts stored before the engine existed.
+    public var sessionID: UUID?
+    /// The athlete the session was for (profile key).
+    public var athlete: String?
+    /// Non-numeric facts about the summary: energy source or the reason it is absent, the
+    /// heart-rate zone scheme, … (string values; the numbers are in `summary`).
+    public var info: [String: String] = [:]
 
     public init(activityType: String, locationType: LocationType = .unknown, start: Millis,
                 end: Millis, deviceIDs: [String], events: [Event] = [], laps: [Lap] = [],
@@ -87,6 +97,7 @@ public struct Workout: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case uuid, anchor, type, activityType, locationType, start, end, deviceIDs, events, laps, summary, metadata
+        case sessionID, athlete, info
     }
 
     public init(from decoder: Decoder) throws {
@@ -102,6 +113,9 @@ public struct Workout: Codable, Sendable, Hashable {
         laps = try c.decodeIfPresent([Lap].self, forKey: .laps) ?? []
         summary = try c.decodeIfPresent([String: Double].self, forKey: .summary) ?? [:]
         metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        sessionID = try c.decodeIfPresent(UUID.self, forKey: .sessionID)
+        athlete = try c.decodeIfPresent(String.self, forKey: .athlete)
+        info = try c.decodeIfPresent([String: String].self, forKey: .info) ?? [:]
     }
 
     /// Times as RFC 3339 with milliseconds, like samples (spec §6).
@@ -119,5 +133,8 @@ public struct Workout: Codable, Sendable, Hashable {
         try c.encode(laps, forKey: .laps)
         try c.encode(summary, forKey: .summary)
         try c.encode(metadata, forKey: .metadata)
+        try c.encodeIfPresent(sessionID, forKey: .sessionID)
+        try c.encodeIfPresent(athlete, forKey: .athlete)
+        try c.encode(info, forKey: .info)
     }
 }

@@ -12,6 +12,9 @@ extension WireError {
         case let .badRequest(m): self.init(.badRequest, m)
         case let .unavailable(m): self.init(.unavailable, m)
         case let .internal(m): self.init(.internal, m)
+        case let .invalidTransition(m): self.init(.invalidTransition, m)
+        case let .noData(m): self.init(.noData, m)
+        case let .busy(m): self.init(.busy, m)
         }
     }
 

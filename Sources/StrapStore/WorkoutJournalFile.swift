@@ -1,0 +1,289 @@
+import FoundationEssentials
+import Glibc
+import StrapModel
+
+/// The durable `WorkoutJournal`: one file per open workout session,
+/// `<store directory>/sessions/<uuid>.journal`, each record synced (fdatasync) before
+/// `append` returns; workouts go to the store. Layout and crash analysis: docs/storage.md
+/// ("Workout session journals") and docs/workouts.md ("Journal and recovery").
+///
+/// A save first journals the store's latest anchor (a save mark), so a restart after a crash
+/// between storing the workout and removing the journal finds the workout (the session id it
+/// carries, past that anchor) instead of saving it twice. Not thread-safe: the workout
+/// engine's queue makes every call.
+public final class WorkoutJournalFile: WorkoutJournal {
+    /// A session's journal as read back.
+    public struct SessionLog: Sendable, Hashable {
+        public var session: UUID
+        public var entries: [SessionJournalEntry]
+        /// The store's latest anchor before the first save was attempted, if one was.
+        public var savedAfterAnchor: UInt64?
+        /// Bytes up to the end of the last whole record (a torn tail is cut off on next append).
+        public var validLength: Int
+    }
+
+    /// What start-up found.
+    public struct Scan: Sendable {
+        /// Sessions to recover (`WorkoutEngine.recover`), oldest first.
+        public var sessions: [SessionLog] = []
+        /// Sessions whose workout was already stored: their journals were removed now.
+        public var alreadySaved: [UUID] = []
+        /// Files that could not be read, with why; left in place for inspection.
+        public var damaged: [(file: String, problem: String)] = []
+    }
+
+    public let directory: String
+    let store: Store
+    private var handles: [UUID: (file: FileHandleFD, size: Int)] = [:]
+    /// Save marks by session (the first one counts: a workout of the session is after it).
+    private var savedAfter: [UUID: UInt64] = [:]
+
+    static let magic: [UInt8] = Array("STRPJNL1".utf8)
+    static let version: UInt16 = 1
+    static let headerSize = 16
+    static let maxRecordBody = 1 << 20
+    enum Kind: UInt8 { case entry = 1, saveMark = 2 }
+
+    public init(store: Store) throws(StrapError) {
+        self.store = store
+        directory = store.config.directory + "/sessions"
+        do throws(IOError) { try FS.makeDirectory(directory) } catch {
+            throw .unavailable("cannot create the session journal directory: \(error)")
+        }
+    }
+
+    func path(_ session: UUID) -> String { directory + "/" + session.uuidString.lowercased() + ".journal" }
+
+    // MARK: WorkoutJournal
+
+    public func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) {
+        let enc = JSONEncoder()
+        enc.outputFormatting = .sortedKeys
+        guard let json = try? enc.encode(entry) else { throw .internal("cannot encode journal entry \(entry.kind)") }
+        try write(.entry, Array(json), session: session, creating: { if case .created = entry { true } else { false } }())
+    }
+
+    public func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout {
+        if let after = savedAfter[session], let w = savedWorkout(session: session, after: after) { return w }
+        if savedAfter[session] == nil {
+            let after = store.latestAnchor
+            var w = ByteWriter(capacity: 8)
+            w.u64(after)
+            try write(.saveMark, w.bytes, session: session, creating: false)
+            savedAfter[session] = after
+        }
+        var w = workout
+        w.sessionID = session
+        return try store.save(w)
+    }
+
+    public func remove(session: UUID) throws(StrapError) {
+        handles[session] = nil
+        savedAfter[session] = nil
+        let p = path(session)
+        guard Glibc.unlink(p) == 0 || errno == ENOENT else {
+            throw .unavailable("cannot remove \(p): \(String(cString: strerror(errno)))")
+        }
+        FS.syncDirectory(directory)
+    }
+
+    // MARK: start-up
+
+    /// Reads every session journal: sessions to recover, sessions already saved (their
+    /// journals removed), damaged files (reported, kept). Journals without a whole first
+    /// entry (a crash while creating one) are removed.
+    public func openSessions() throws(StrapError) -> Scan {
+        let names: [String]
+        do throws(IOError) { names = try FS.list(directory) } catch {
+            throw .unavailable("cannot list \(directory): \(error)")
+        }
+        var scan = Scan()
+        for name in names.sorted() where name.hasSuffix(".journal") {
+            guard let id = UUID(uuidString: String(name.dropLast(".journal".count))) else {
+                scan.damaged.append((name, "not named <uuid>.journal"))
+                continue
+            }
+            let log: SessionLog
+            do throws(StrapError) { log = try read(session: id) } catch {
+                scan.damaged.append((name, error.description))
+                continue
+            }
+            if log.entries.isEmpty {
+                try remove(session: id)
+                continue
+            }
+            if let after = log.savedAfterAnchor {
+                savedAfter[id] = after
+                if savedWorkout(session: id, after: after) != nil {
+                    try remove(session: id)
+                    scan.alreadySaved.append(id)
+                    continue
+                }
+            }
+            scan.sessions.append(log)
+        }
+        scan.sessions.sort { ($0.entries[0].time, $0.session.uuidString) < ($1.entries[0].time, $1.session.uuidString) }
+        return scan
+    }
+
+    /// One session's journal. A record cut short at the end of the file (a crash while
+    /// writing it) ends the journal; a record that fails its checksum or does not decode is
+    /// damage and refused with where it is.
+    public func read(session: UUID) throws(StrapError) -> SessionLog {
+        let p = path(session)
+        let bytes: [UInt8]
+        do throws(IOError) {
+            let f = try FileHandleFD(path: p, flags: O_RDONLY)
+            bytes = try f.read(at: 0, count: try f.size())
+        } catch {
+            if error.errno == ENOENT { throw .notFound("no journal for workout session \(session)") }
+            throw .unavailable("cannot read \(p): \(error)")
+        }
+        var log = SessionLog(session: session, entries: [], savedAfterAnchor: nil, validLength: 0)
+        if bytes.count < Self.headerSize { return log }  // crashed while creating it
+        guard Array(bytes[0..<8]) == Self.magic else { throw .internal("\(p): not a session journal (bad magic)") }
+        let problem: String? = bytes.withUnsafeBytes { raw -> String? in
+            var r = ByteReader(raw, from: 8, to: Self.headerSize)
+            let version = r.fixed(UInt16.self)!
+            _ = r.fixed(UInt16.self)
+            let crc = r.fixed(UInt32.self)!
+            guard crc == crc32(UnsafeRawBufferPointer(rebasing: raw[0..<12])) else { return "header fails its checksum" }
+            guard version == Self.version else { return "journal format version \(version) is not supported" }
+            var pos = Self.headerSize, index = 0
+            log.validLength = pos
+            while pos < raw.count {
+                index += 1
+                switch Self.parseRecord(raw, at: pos) {
+                case .incomplete:
+                    return nil
+                case .damaged(let why):
+                    // A crash while extending the file may leave zeros past the last record.
+                    if raw[pos...].allSatisfy({ $0 == 0 }) { return nil }
+                    return "record \(index) at byte \(pos): \(why)"
+                case let .record(kind, body, next):
+                    switch Kind(rawValue: kind) {
+                    case .entry?:
+                        guard let e = try? JSONDecoder().decode(SessionJournalEntry.self, from: Data(body)) else {
+                            return "record \(index) at byte \(pos): not a journal entry"
+                        }
+                        log.entries.append(e)
+                    case .saveMark?:
+                        guard body.count == 8 else { return "record \(index) at byte \(pos): bad save mark" }
+                        let anchor = UInt64(littleEndian: UnsafeRawBufferPointer(rebasing: body).loadUnaligned(as: UInt64.self))
+                        if log.savedAfterAnchor == nil { log.savedAfterAnchor = anchor }
+                    case nil:
+                        return "record \(index) at byte \(pos): unknown kind \(kind)"
+                    }
+                    pos = next
+                    log.validLength = pos
+                }
+            }
+            return nil
+        }
+        if let problem { throw .internal("session journal \(p): \(problem)") }
+        return log
+    }
+
+    // MARK: records
+
+    /// Record: varint body length, u32 CRC-32 of the body, body = u8 kind + payload.
+    static func frame(_ kind: Kind, _ payload: [UInt8]) -> [UInt8] {
+        var body = ByteWriter(capacity: payload.count + 1)
+        body.u8(kind.rawValue)
+        body.bytes += payload
+        var w = ByteWriter(capacity: body.bytes.count + 9)
+        w.varint(UInt64(body.bytes.count))
+        w.u32(crc32(body.bytes))
+        w.bytes += body.bytes
+        return w.bytes
+    }
+
+    enum Parsed {
+        case record(kind: UInt8, body: Slice<UnsafeRawBufferPointer>, next: Int)
+        case incomplete
+        case damaged(String)
+    }
+
+    static func parseRecord(_ raw: UnsafeRawBufferPointer, at pos: Int) -> Parsed {
+        var r = ByteReader(raw, from: pos)
+        guard let len = r.varint() else { return r.pos - pos >= 10 ? .damaged("bad length") : .incomplete }
+        guard len > 0, len <= UInt64(maxRecordBody) else { return .damaged("bad length \(len)") }
+        guard let crc = r.fixed(UInt32.self) else { return .incomplete }
+        let start = r.pos, end = start + Int(len)
+        guard end <= raw.count else { return .incomplete }
+        guard crc32(UnsafeRawBufferPointer(rebasing: raw[start..<end])) == crc else { return .damaged("checksum mismatch") }
+        return .record(kind: raw[start], body: raw[(start + 1)..<end], next: end)
+    }
+
+    private func header() -> [UInt8] {
+        var w = ByteWriter(capacity: Self.headerSize)
+        w.bytes += Self.magic
+        w.u16(Self.version)
+        w.u16(0)
+        w.u32(crc32(w.bytes))
+        return w.bytes
+    }
+
+    /// Appends one record and syncs it. A failed write is cut off again, so the next append
+    /// does not land behind a half-written record.
+    private func write(_ kind: Kind, _ payload: [UInt8], session: UUID, creating: Bool) throws(StrapError) {
+        var h = try handle(session, creating: creating)
+        let record = Self.frame(kind, payload)
+        do throws(IOError) {
+            try h.file.pwriteAll(record, at: h.size)
+            try h.file.sync()
+        } catch {
+            try? h.file.truncate(to: h.size)
+            throw .unavailable("session journal: \(error)")
+        }
+        h.size += record.count
+        handles[session] = h
+    }
+
+    private func handle(_ session: UUID, creating: Bool) throws(StrapError) -> (file: FileHandleFD, size: Int) {
+        let p = path(session)
+        if let h = handles[session] {
+            if creating { throw .internal("workout session \(session) is already journaled") }
+            return h
+        }
+        if !creating {
+            // A recovered session: continue after its last whole record.
+            let log = try read(session: session)
+            guard log.validLength >= Self.headerSize else { throw .notFound("no journal for workout session \(session)") }
+            do throws(IOError) {
+                let f = try FileHandleFD(path: p, flags: O_RDWR)
+                try f.truncate(to: log.validLength)
+                handles[session] = (f, log.validLength)
+                return (f, log.validLength)
+            } catch {
+                throw .unavailable("session journal: \(error)")
+            }
+        }
+        do throws(IOError) {
+            let f = try FileHandleFD(path: p, flags: O_RDWR | O_CREAT | O_EXCL)
+            do throws(IOError) { try f.pwriteAll(header(), at: 0) } catch {
+                FS.unlink(p)
+                throw error
+            }
+            FS.syncDirectory(directory)
+            handles[session] = (f, Self.headerSize)
+            return (f, Self.headerSize)
+        } catch {
+            throw .unavailable("session journal: \(error)")
+        }
+    }
+
+    /// The session's workout stored with an anchor above `anchor`, if any (not deleted).
+    func savedWorkout(session: UUID, after anchor: UInt64) -> Workout? {
+        let snap = store.shared.snapshot
+        var found: Workout?
+        store.walk(from: max(anchor &+ 1, snap.oldest), snapshot: snap, wantSamples: false) { item in
+            if case .workout(let w) = item, w.sessionID == session, !snap.deleted.contains(w.anchor) {
+                found = w
+                return false
+            }
+            return true
+        }
+        return found
+    }
+}

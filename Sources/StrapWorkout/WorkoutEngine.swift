@@ -1,0 +1,228 @@
+import FoundationEssentials
+import StrapModel
+
+/// Every workout session of the daemon: commands by session id, samples routed to the session
+/// holding their device, live statistics, the saved workout at the end.
+///
+/// Each change is journaled (`WorkoutJournal.append`) before it is made in memory; when the
+/// journal throws, the command fails with that error and nothing changed. Time comes only from
+/// `now`. Not thread-safe: the daemon calls it from one queue. docs/workouts.md has the rules.
+public final class WorkoutEngine {
+    public typealias ProfileLookup = (_ athlete: String) -> AthleteProfile?
+
+    final class Record {
+        var session: WorkoutSession
+        var builder = LiveWorkoutBuilder()
+        /// Set once the ended session's workout is stored.
+        var workout: Workout?
+        init(_ session: WorkoutSession) { self.session = session }
+    }
+
+    /// Who gets a device's samples: the session holding it, and the stopped session that held
+    /// it before (a sample from before that stop may still be on its way).
+    struct Route {
+        var current: Record
+        var previous: Record?
+    }
+
+    let journal: any WorkoutJournal
+    let profiles: ProfileLookup
+    let now: () -> Millis
+    let makeID: () -> UUID
+    /// Ended sessions kept for `get`/`list` after their workout is saved (oldest dropped).
+    public let keptEndedSessions: Int
+    /// Called after every change, on the caller's thread.
+    public var onChange: ((SessionChange) -> Void)?
+
+    /// Sessions not yet ended, and ended ones whose workout is not saved yet.
+    var open: [UUID: Record] = [:]
+    var ended: [Record] = []
+    var routes: [String: Route] = [:]
+    /// The last device looked up (one sensor sends most samples in a row) and its route.
+    var cachedDevice: Device?
+    var cachedRoute: Route?
+
+    /// A command is never timed more than this ahead of the clock to cover a sample already
+    /// counted (see `commandTime`).
+    public static let sampleLeadTolerance: Millis = 5_000
+    /// `send` payloads, UTF-8 bytes.
+    public static let maximumMessageBytes = 4096
+
+    public init(journal: any WorkoutJournal, profiles: @escaping ProfileLookup, now: @escaping () -> Millis,
+                makeID: @escaping () -> UUID = { UUID() }, keptEndedSessions: Int = 16) {
+        self.journal = journal
+        self.profiles = profiles
+        self.now = now
+        self.makeID = makeID
+        self.keptEndedSessions = keptEndedSessions
+    }
+
+    // MARK: commands
+
+    /// A new session in `notStarted` (HealthKit: creating the `HKWorkoutSession`).
+    @discardableResult
+    public func create(_ configuration: WorkoutConfiguration) throws(StrapError) -> WorkoutSession {
+        try configuration.validate()
+        let id = makeID()
+        guard open[id] == nil, !ended.contains(where: { $0.session.id == id }) else {
+            throw .internal("session id \(id) is already in use")
+        }
+        let t = now()
+        try journal.append(.created(session: id, time: t, configuration: configuration), session: id)
+        let r = Record(WorkoutSession(id: id, configuration: configuration, created: t))
+        open[id] = r
+        notify(r, .created(configuration), at: t)
+        return r.session
+    }
+
+    /// Creates and starts in one step; if the start fails, the new session is dropped again.
+    @discardableResult
+    public func start(_ configuration: WorkoutConfiguration, connectedDevices: [String]) throws(StrapError) -> WorkoutSession {
+        let s = try create(configuration)
+        do throws(StrapError) {
+            return try start(s.id, connectedDevices: connectedDevices)
+        } catch {
+            if let r = open.removeValue(forKey: s.id) {
+                try? journal.remove(session: s.id)
+                notify(r, .discarded, at: now())
+            }
+            throw error
+        }
+    }
+
+    /// notStarted → prepared; claims the devices (sensors warm up, nothing counts yet).
+    @discardableResult
+    public func prepare(_ id: UUID, connectedDevices: [String]) throws(StrapError) -> WorkoutSession {
+        let r = try record(id)
+        _ = try r.session.entry(for: .prepare(deviceIDs: []), at: now())
+        let ids = try resolveDevices(for: r, connected: connectedDevices)
+        try run(r, .prepare(deviceIDs: ids))
+        claim(r)
+        return r.session
+    }
+
+    /// notStarted | prepared → running. Without devices in the configuration the session takes
+    /// every connected device no other session holds; the athlete's profile is read now.
+    @discardableResult
+    public func start(_ id: UUID, connectedDevices: [String]) throws(StrapError) -> WorkoutSession {
+        let r = try record(id)
+        _ = try r.session.entry(for: .start(deviceIDs: [], profile: nil), at: now())
+        let ids = r.session.state == .prepared ? r.session.deviceIDs : try resolveDevices(for: r, connected: connectedDevices)
+        try run(r, .start(deviceIDs: ids, profile: profiles(r.session.configuration.athlete)))
+        claim(r)
+        return r.session
+    }
+
+    @discardableResult
+    public func pause(_ id: UUID) throws(StrapError) -> WorkoutSession { try run(try record(id), .pause) }
+
+    @discardableResult
+    public func resume(_ id: UUID) throws(StrapError) -> WorkoutSession { try run(try record(id), .resume) }
+
+    /// HealthKit's `stopActivity`: the activity ends here; the devices are free for other
+    /// sessions; `end` saves the workout.
+    @discardableResult
+    public func stop(_ id: UUID) throws(StrapError) -> WorkoutSession { try run(try record(id), .stop) }
+
+    @discardableResult
+    public func lap(_ id: UUID, metadata: [String: String] = [:]) throws(StrapError) -> WorkoutSession {
+        try run(try record(id), .lap(metadata: metadata))
+    }
+
+    @discardableResult
+    public func marker(_ id: UUID, metadata: [String: String]) throws(StrapError) -> WorkoutSession {
+        try run(try record(id), .marker(metadata: metadata))
+    }
+
+    /// Ends the session and saves its workout, returned as stored (UUID, anchor). If saving
+    /// fails the session stays `ended` with its workout unsaved; `end` again retries the save
+    /// (also after recovery, for a journal that ended before its workout was saved).
+    @discardableResult
+    public func end(_ id: UUID) throws(StrapError) -> Workout {
+        let r = try record(id)
+        if r.session.state != .ended { try run(r, .end) }
+        release(r)
+        let saved = try journal.save(r.builder.workout(for: r.session), session: id)
+        r.workout = saved
+        // The workout is stored: a journal left behind by a failed removal is recognised as
+        // saved at the next start-up (WorkoutJournalFile), so the end stands.
+        try? journal.remove(session: id)
+        open[id] = nil
+        ended.append(r)
+        if ended.count > keptEndedSessions { ended.removeFirst(ended.count - keptEndedSessions) }
+        notify(r, .saved(saved), at: r.session.lastEventTime)
+        return saved
+    }
+
+    /// Drops the session: nothing is saved, its journal is removed. Any state but ended (an
+    /// ended session whose workout could not be saved may be discarded too).
+    public func discard(_ id: UUID) throws(StrapError) {
+        let r = try record(id)
+        if !(r.session.state == .ended && r.workout == nil) {
+            _ = try r.session.entry(for: .discard, at: now())
+        }
+        try journal.remove(session: id)
+        release(r)
+        open[id] = nil
+        notify(r, .discarded, at: now())
+    }
+
+    /// A client's message to the session's other followers (HealthKit's
+    /// `sendToRemoteWorkoutSession`): relayed through `onChange`, never persisted.
+    public func send(_ id: UUID, message: String) throws(StrapError) {
+        let r = try record(id)
+        guard r.session.state != .ended else {
+            throw .invalidTransition("workout session \(id) is ended: send is allowed until it ends")
+        }
+        guard message.utf8.count <= Self.maximumMessageBytes else {
+            throw .invalidOption("a message takes at most \(Self.maximumMessageBytes) bytes, got \(message.utf8.count)")
+        }
+        notify(r, .message(message), at: now())
+    }
+
+    // MARK: internals
+
+    /// An open session, or `invalidTransition` for a kept ended one, or `notFound`.
+    func record(_ id: UUID) throws(StrapError) -> Record {
+        if let r = open[id] { return r }
+        if ended.contains(where: { $0.session.id == id }) {
+            throw .invalidTransition("workout session \(id) is ended: no command is allowed")
+        }
+        throw .notFound("no workout session \(id)")
+    }
+
+    /// Now, or the newest instant a counted sample reached when that is (a little) later: a
+    /// pause timed before a sample already counted would make recovery, which sees the pause
+    /// first, leave that sample out.
+    func commandTime(_ r: Record) -> Millis {
+        let t = now()
+        let newest = r.builder.newestCountedTime
+        guard newest > t else { return t }
+        return min(newest, t + Self.sampleLeadTolerance)
+    }
+
+    /// Journal first, then the session, then the builder.
+    @discardableResult
+    func run(_ r: Record, _ command: WorkoutCommand) throws(StrapError) -> WorkoutSession {
+        let before = r.session.state
+        guard let entry = try r.session.entry(for: command, at: commandTime(r)) else { return r.session }
+        try journal.append(entry, session: r.session.id)
+        do throws(StrapError) { try r.session.apply(entry) } catch {
+            // entry(for:) checked the same rule; reaching this is a bug, and the journal
+            // already has the entry, so say so loudly.
+            throw .internal("workout session \(r.session.id): journaled \(entry.kind) could not be applied: \(error)")
+        }
+        r.builder.apply(entry)
+        switch entry {
+        case .lap, .marker:
+            if let e = r.session.events.last { notify(r, .event(e), at: entry.time) }
+        default:
+            notify(r, .state(from: before, to: r.session.state), at: entry.time)
+        }
+        return r.session
+    }
+
+    func notify(_ r: Record, _ kind: SessionChange.Kind, at time: Millis) {
+        onChange?(SessionChange(session: r.session.id, time: time, kind: kind))
+    }
+}
