@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
         .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
-        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
+        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapModel", "StrapSimulator", "StrapGATT",
                                                     "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims", "CBluetooth"]),
 
         // Layer 6: executables and their testable command logic.
@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
         .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
-        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator",
+        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapModel", "StrapSimulator",
                                                              "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl",
                                                              "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),

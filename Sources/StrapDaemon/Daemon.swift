@@ -62,18 +62,29 @@ public final class Daemon: @unchecked Sendable {
         let (listener, activated) = try DaemonSetup.listener(c) { log.warning($0) }
         self.listener = listener
         let devicesConfig = c.devices
+        let profiles: ProfileBook
+        let workouts: WorkoutService
+        do throws(StrapError) {
+            profiles = try ProfileBook(directory: c.daemon.stateDirectory, today: CalendarDate(utcMillis: Clock.wallMillis()),
+                                       load: DaemonFiles.read, persist: DaemonFiles.replace)
+            workouts = try WorkoutService(store: store, profiles: profiles, log: { log.notice($0) })
+        } catch { throw .store("workouts: \(error)") }
         let frontEnd = try DaemonFrontEnd(
             store: store, listener: listener, access: DaemonSetup.accessPolicy(c.access) { log.warning($0) },
             identity: { address, linkName in
                 let settings = devicesConfig[address]
+                // An athlete's profile names a sensor's wheel and cadence unit more precisely
+                // than the box's config file: it wins (docs/workouts.md).
+                let fromProfile = profiles.deviceSettings(address)
                 let name = settings?.name ?? linkName ?? address
                 return (Device(id: address, address: address, name: name),
-                        DeviceIngest.Settings(wheelCircumference: settings?.wheelCircumference ?? 2.105,
-                                              cadenceIsStepsPerMinute: settings?.cadenceIsSpm ?? false))
+                        DeviceIngest.Settings(wheelCircumference: fromProfile?.wheelCircumference ?? settings?.wheelCircumference ?? 2.105,
+                                              cadenceIsStepsPerMinute: fromProfile?.cadenceIsStepsPerMinute ?? settings?.cadenceIsSpm ?? false))
             },
             server: ServerConfiguration(outputLimits: OutputLimits(clientBuffer: c.daemon.clientBuffer),
                                         maximumConnections: c.daemon.maxClients),
             logger: logger,
+            workouts: workouts,
             status: { [weak self] _ in self?.currentStatus() ?? DaemonStatus.empty }
         ) { (pipeline: Pipeline) throws(DaemonError) -> any DeviceService in
             pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", fields: ["DEVICE_ADDRESS": address]) }

@@ -36,6 +36,8 @@ public final class DaemonContext: @unchecked Sendable {
     public let live: LiveHub
     public let devices: DeviceService
     public let directory: DeviceDirectory
+    /// Workout sessions and athlete profiles; nil where a front end runs without them.
+    public let workouts: WorkoutService?
     private let accessPolicy: Mutex<AccessPolicy>
     /// The `[access]` rules in force; SIGHUP may replace them.
     public var access: AccessPolicy {
@@ -46,12 +48,13 @@ public final class DaemonContext: @unchecked Sendable {
     public let status: @Sendable () -> DaemonStatus
 
     public init(store: Store, pipeline: Pipeline, live: LiveHub, devices: DeviceService, directory: DeviceDirectory,
-                access: AccessPolicy, status: @escaping @Sendable () -> DaemonStatus) {
+                workouts: WorkoutService? = nil, access: AccessPolicy, status: @escaping @Sendable () -> DaemonStatus) {
         self.store = store
         self.pipeline = pipeline
         self.live = live
         self.devices = devices
         self.directory = directory
+        self.workouts = workouts
         accessPolicy = Mutex(access)
         self.status = status
     }

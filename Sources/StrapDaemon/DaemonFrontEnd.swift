@@ -27,6 +27,7 @@ public final class DaemonFrontEnd: @unchecked Sendable {
                           server serverConfiguration: ServerConfiguration = ServerConfiguration(),
                           router routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
                           logger: Logger? = nil,
+                          workouts: WorkoutService? = nil,
                           status: @escaping @Sendable (DaemonFrontEnd) -> DaemonStatus,
                           sources: (Pipeline) throws(E) -> any DeviceService) throws(E) {
         self.store = store
@@ -36,11 +37,14 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         let directory = DeviceDirectory()
         self.directory = directory
         _ = live.subscribe(.init()) { events in directory.observe(events) }
+        // Open sessions are rebuilt before any source delivers a sample.
+        workouts?.start(hub: live)
         let devices = try sources(pipeline)
+        workouts?.onEnergySaturated { [weak devices] address in devices?.resetEnergy(address) { _ in } }
         // The status closure sees the finished front end; set below, before any client can ask.
         let me = WeakFrontEnd()
         context = DaemonContext(store: store, pipeline: pipeline, live: live, devices: devices, directory: directory,
-                                access: access) { me.value.map(status) ?? DaemonStatus.empty }
+                                workouts: workouts, access: access) { me.value.map(status) ?? DaemonStatus.empty }
         router = RequestRouter(context: context, configuration: routerConfiguration, logger: logger)
         server = UnixServer(listener: listener, handler: router, configuration: serverConfiguration)
         me.value = self
@@ -54,6 +58,7 @@ public final class DaemonFrontEnd: @unchecked Sendable {
     /// Ends every stream with its final event, closes the clients, then calls `completion`
     /// (on the server queue). The store stays open: stopping it is the owner's call.
     public func stop(completion: @escaping @Sendable () -> Void) {
+        context.workouts?.stop(hub: live)
         router.shutdown(on: server.queue)
         server.stop(completion: completion)
     }

@@ -87,6 +87,21 @@ struct Operation: Sendable {
         "statistics.query": Operation(permission: .read) { r, q, s throws(WireError) in try r.statisticsQuery(q, s) },
         "statistics.collection": Operation(permission: .read) { r, q, s throws(WireError) in try r.statisticsCollection(q, s) },
         "live.subscribe": Operation(permission: .read) { r, q, s throws(WireError) in try r.liveSubscribe(q, s) },
+        "workout.prepare": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCreate(q, s, start: false) },
+        "workout.start": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCreate(q, s, start: true) },
+        "workout.pause": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCommand(q, s, "pause") },
+        "workout.resume": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCommand(q, s, "resume") },
+        "workout.stop": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCommand(q, s, "stop") },
+        "workout.lap": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCommand(q, s, "lap") },
+        "workout.marker": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutCommand(q, s, "marker") },
+        "workout.end": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutEnd(q, s) },
+        "workout.discard": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutDiscard(q, s) },
+        "workout.send": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutSend(q, s) },
+        "workout.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutGet(q, s) },
+        "workout.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutList(q, s) },
+        "workout.live": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutLive(q, s) },
+        "profile.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.profileGet(q, s) },
+        "profile.set": Operation(permission: .admin) { r, q, s throws(WireError) in try r.profileSet(q, s) },
     ]
 
     /// What the reserved families will need, so the mapping is decided already.

@@ -1,0 +1,101 @@
+import FoundationEssentials
+import StrapModel
+import Synchronization
+
+/// Every athlete's profile (docs/workouts.md "Athlete profile"), kept in `profiles.json` in
+/// the state directory and replaced atomically on every change, so a crash leaves the old or
+/// the new book, never a torn one:
+///
+/// ```json
+/// {"version":1,"profiles":{"default":{"weight":72.5,"dateOfBirth":"1990-04-01"}}}
+/// ```
+public final class ProfileBook: Sendable {
+    /// Writes the whole file atomically (temp, fsync, rename, fsync the directory).
+    public typealias Persist = @Sendable (_ path: String, _ bytes: [UInt8]) throws(StrapError) -> Void
+    /// Reads the file; nil when it does not exist.
+    public typealias Load = @Sendable (_ path: String) throws(StrapError) -> [UInt8]?
+
+    public static let fileName = "profiles.json"
+    public static let maximumAthletes = 1024
+
+    public let path: String
+    private let persist: Persist
+    private let profiles: Mutex<[String: AthleteProfile]>
+
+    private struct File: Codable {
+        var version: Int
+        var profiles: [String: AthleteProfile]
+    }
+
+    /// A book kept only in memory (tests, the benchmark).
+    public init() {
+        path = ""
+        persist = { _, _ throws(StrapError) in }
+        profiles = Mutex([:])
+    }
+
+    /// Loads `directory/profiles.json`. A file that does not decode or validate is an error: the
+    /// daemon refuses to start rather than silently drop athletes' data.
+    public init(directory: String, today: CalendarDate, load: Load, persist: @escaping Persist) throws(StrapError) {
+        path = directory + "/" + Self.fileName
+        self.persist = persist
+        var loaded: [String: AthleteProfile] = [:]
+        if let bytes = try load(path) {
+            let file: File
+            do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
+                throw .invalidOption("\(path) is not a valid profile book: \(error)")
+            }
+            guard file.version == 1 else { throw .invalidOption("\(path) has version \(file.version); this strapd reads version 1") }
+            for (athlete, p) in file.profiles {
+                // A birth date that was valid when written stays valid; only its shape is checked.
+                do throws(StrapError) { try p.validate(today: max(today, p.dateOfBirth ?? today)) } catch {
+                    throw .invalidOption("\(path), athlete \(athlete): \(error)")
+                }
+                loaded[athlete] = p
+            }
+        }
+        profiles = Mutex(loaded)
+    }
+
+    public func profile(_ athlete: String) -> AthleteProfile? {
+        profiles.withLock { $0[athlete] }
+    }
+
+    public var athletes: [String] { profiles.withLock { $0.keys.sorted() } }
+
+    /// Applies a patch: validated as a whole, written to disk, and only then in force. On any
+    /// error nothing changes.
+    @discardableResult
+    public func update(_ athlete: String, _ patch: AthleteProfilePatch, today: CalendarDate) throws(StrapError) -> AthleteProfile {
+        try profiles.withLock { all throws(StrapError) -> AthleteProfile in
+            if all[athlete] == nil && all.count >= Self.maximumAthletes {
+                throw .invalidOption("at most \(Self.maximumAthletes) athletes have a profile")
+            }
+            let updated = try (all[athlete] ?? AthleteProfile()).applying(patch, today: today)
+            var next = all
+            next[athlete] = updated
+            try write(next)
+            all = next
+            return updated
+        }
+    }
+
+    /// The per-device settings any profile holds for `address` (wheel circumference, cadence
+    /// unit); the newest-named athlete wins when several set the same sensor.
+    public func deviceSettings(_ address: String) -> DeviceSettings? {
+        profiles.withLock { all in
+            all.keys.sorted().compactMap { all[$0]?.devices[address] }.last
+        }
+    }
+
+    private func write(_ all: [String: AthleteProfile]) throws(StrapError) {
+        guard !path.isEmpty else { return }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let bytes: [UInt8]
+        do { bytes = Array(try encoder.encode(File(version: 1, profiles: all))) } catch {
+            throw .internal("encoding the profile book: \(error)")
+        }
+        try persist(path, bytes)
+    }
+}

@@ -1,0 +1,302 @@
+import Dispatch
+import FoundationEssentials
+import StrapIngest
+import StrapModel
+import StrapStore
+import StrapWorkout
+import Synchronization
+
+/// The daemon's side of workout sessions (docs/workouts.md): the engine behind a lock, its
+/// journal in the store, samples fed from the live hub as they are decoded (never polled),
+/// recovery at start-up, and mirroring to `workout.live` followers.
+///
+/// Threading: commands come from the router's worker queue (they fsync the journal);
+/// samples from the pipeline's ingest queue, through the live hub. Both take `lock`, which
+/// guards the engine; the per-sample work under it is a dictionary lookup and a few adds.
+/// Followers are told on the caller's queue and hop to their connection themselves.
+public final class WorkoutService: @unchecked Sendable {
+    public struct Follower: Sendable {
+        public let deliver: @Sendable (WorkoutFeedEvent) -> Void
+        /// The connection the follower reads on; `send` skips its sender's own followers.
+        public let connection: UInt64?
+    }
+
+    private let lock = Mutex<Void>(())
+    /// Guarded by `lock`.
+    private let engine: WorkoutEngine
+    private let journal: WorkoutJournalFile
+    /// Guarded by `lock`.
+    private var followers: [UUID: [Int: Follower]] = [:]
+    private var nextFollower = 1
+    /// Statistics go to followers at most once a second per session (docs/protocol.md):
+    /// a session whose figures changed is marked and flushed by a one-shot timer.
+    private var dirty: Set<UUID> = []
+    private var lastStatistics: [UUID: Millis] = [:]
+    private var flushScheduled = false
+    private let timerQueue = DispatchQueue(label: "strapd.workouts.statistics")
+
+    public let profiles: ProfileBook
+    public let catalog: WorkoutCatalog
+    private let store: Store
+    private let now: @Sendable () -> Millis
+    /// Writes the Heart Rate Control Point reset when a session's strap saturates its energy counter.
+    private let resetEnergyBox = Mutex<(@Sendable (SensorAddress) -> Void)?>(nil)
+    private let log: @Sendable (String) -> Void
+    private var hubSubscription: Int?
+
+    public static let statisticsInterval: Millis = 1000
+
+    /// The journal lives in the store's directory (`sessions/`).
+    public init(store: Store, profiles: ProfileBook,
+                now: @escaping @Sendable () -> Millis = { Clock.wallMillis() },
+                log: @escaping @Sendable (String) -> Void = { _ in }) throws(StrapError) {
+        self.store = store
+        let journal = try WorkoutJournalFile(store: store)
+        self.journal = journal
+        self.profiles = profiles
+        self.now = now
+        self.log = log
+        catalog = WorkoutCatalog(store: store)
+        engine = WorkoutEngine(journal: journal, profiles: { profiles.profile($0) }, now: now)
+        engine.onChange = { [weak self] change in self?.changed(change) }
+    }
+
+    // MARK: lifecycle
+
+    /// Where a saturated energy counter's reset goes (the device service, once it exists).
+    public func onEnergySaturated(_ reset: @escaping @Sendable (SensorAddress) -> Void) {
+        resetEnergyBox.withLock { $0 = reset }
+    }
+
+    /// Recovers every open session from the journal and the stored samples, then starts taking
+    /// live samples. Call before the pipeline delivers anything. Problems are logged: a damaged
+    /// journal must not keep the daemon (and every other athlete's recording) down.
+    public func start(hub: LiveHub) {
+        do throws(StrapError) { try recover(journal) } catch { log("workout sessions could not be recovered: \(error)") }
+        hubSubscription = hub.subscribe(LiveHub.Filter()) { [weak self] events in self?.observe(events) }
+    }
+
+    public func stop(hub: LiveHub) {
+        if let id = hubSubscription { hub.unsubscribe(id) }
+        hubSubscription = nil
+        // Followers' streams get their final `shutdown` from the router.
+    }
+
+    /// docs/workouts.md "Start-up": rebuild, re-feed the stored samples in time order, finish
+    /// the ends a crash interrupted.
+    private func recover(_ file: WorkoutJournalFile) throws(StrapError) {
+        let scan = try file.openSessions()
+        for d in scan.damaged { log("workout journal \(d.file) is damaged (\(d.problem)); left in place, session not recovered") }
+        for id in scan.alreadySaved { log("workout session \(id) was already saved before the restart; its journal is removed") }
+        for s in scan.sessions {
+            do throws(StrapError) {
+                let session = try lock.withLock { _ throws(StrapError) in try engine.recover(s.entries) }
+                if let predicate = session.replayPredicate {
+                    let samples = try store.samples(matching: predicate, sort: SampleSort(.start))
+                    try lock.withLock { _ throws(StrapError) in
+                        for sample in samples { try engine.add(sample, to: session.id) }
+                    }
+                }
+                log("workout session \(session.id) recovered (\(session.state.rawValue), athlete \(session.configuration.athlete))")
+            } catch {
+                log("workout session \(s.session) could not be recovered: \(error)")
+            }
+        }
+        let awaiting = lock.withLock { _ in engine.sessionsAwaitingSave }
+        for id in awaiting {
+            do throws(StrapError) { _ = try end(id) } catch { log("workout session \(id): saving its workout after the restart failed: \(error)") }
+        }
+    }
+
+    // MARK: samples
+
+    private func observe(_ events: [LiveEvent]) {
+        var changed: [UUID] = []
+        var saturated: [SensorAddress] = []
+        lock.withLock { _ in
+            for event in events {
+                switch event {
+                case .sample(let s):
+                    if let id = engine.add(s), followers[id] != nil, changed.last != id { changed.append(id) }
+                case .change(let address, .energySaturated):
+                    if engine.session(holding: address) != nil { saturated.append(address) }
+                default: break
+                }
+            }
+        }
+        for address in saturated {
+            log("energy expended of \(address) is saturated during a workout; resetting it")
+            resetEnergyBox.withLock { $0 }?(address)
+        }
+        if !changed.isEmpty { markDirty(changed) }
+    }
+
+    private func markDirty(_ ids: [UUID]) {
+        lock.withLock { _ in markDirtyLocked(ids) }
+    }
+
+    /// Under `lock`: the one-shot flush goes at the soonest instant any of them may be sent
+    /// again (one never sent: at once).
+    private func markDirtyLocked(_ ids: [UUID]) {
+        dirty.formUnion(ids)
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        let t = now()
+        let delay = ids.map { id in lastStatistics[id].map { max(0, $0 + Self.statisticsInterval - t) } ?? 0 }.min() ?? 0
+        timerQueue.asyncAfter(deadline: .now() + .milliseconds(Int(delay))) { [weak self] in self?.flushStatistics() }
+    }
+
+    private func flushStatistics() {
+        let t = now()
+        var out: [(LiveStatistics, [Follower])] = []
+        var later: [UUID] = []
+        lock.withLock { _ in
+            flushScheduled = false
+            for id in dirty {
+                guard let f = followers[id], !f.isEmpty else { continue }
+                if let last = lastStatistics[id], t - last < Self.statisticsInterval { later.append(id); continue }
+                guard let stats = try? engine.statistics(id) else { continue }
+                lastStatistics[id] = t
+                out.append((stats, Array(f.values)))
+            }
+            dirty = []
+        }
+        for (stats, fs) in out { for f in fs { f.deliver(.statistics(stats)) } }
+        if !later.isEmpty { markDirty(later) }
+    }
+
+    // MARK: mirroring
+
+    private func changed(_ change: SessionChange) {
+        // Called by the engine under `lock` (every engine call is made holding it).
+        guard let fs = followers[change.session], !fs.isEmpty else { return }
+        let event = WorkoutFeedEvent(change)
+        let targets = fs.values.filter { f in
+            if case .message = change.kind, let sender = currentSender { return f.connection != sender }
+            return true
+        }
+        for f in targets { f.deliver(event) }
+        switch change.kind {
+        case .state, .event:
+            // New figures follow within the second (a pause freezes elapsed time), still at
+            // most one statistics event a second.
+            markDirtyLocked([change.session])
+        case .saved, .discarded:
+            for f in fs.values { f.deliver(.finished) }
+            followers[change.session] = nil
+            lastStatistics[change.session] = nil
+        default: break
+        }
+    }
+
+    /// Set under `lock` while `send` runs, so its sender's own followers are skipped.
+    private var currentSender: UInt64?
+
+    /// A follower of one session: gets the session now, then every change; nil token when the
+    /// session is unknown.
+    public func follow(_ id: UUID, follower: Follower) throws(StrapError) -> (token: Int, info: WorkoutSessionInfo) {
+        try lock.withLock { _ throws(StrapError) in
+            let info = try engine.get(id)
+            if info.session.state == .ended { throw .invalidTransition("workout session \(id) has ended; read it with workout.get") }
+            let token = nextFollower
+            nextFollower += 1
+            followers[id, default: [:]][token] = follower
+            return (token, info)
+        }
+    }
+
+    public func unfollow(_ id: UUID, token: Int) {
+        lock.withLock { _ in
+            followers[id]?[token] = nil
+            if followers[id]?.isEmpty == true { followers[id] = nil }
+        }
+    }
+
+    // MARK: commands (on a worker queue: the journal syncs)
+
+    public func create(_ c: WorkoutConfiguration) throws(StrapError) -> WorkoutSessionInfo {
+        try locked { e throws(StrapError) in try e.get(e.create(c).id) }
+    }
+
+    public func start(_ c: WorkoutConfiguration, connected: [String]) throws(StrapError) -> WorkoutSessionInfo {
+        try locked { e throws(StrapError) in try e.get(e.start(c, connectedDevices: connected).id) }
+    }
+
+    public func command(_ name: String, _ id: UUID, connected: [String] = [], metadata: [String: String] = [:]) throws(StrapError) -> WorkoutSessionInfo {
+        try locked { e throws(StrapError) in
+            switch name {
+            case "prepare": try e.prepare(id, connectedDevices: connected)
+            case "start": try e.start(id, connectedDevices: connected)
+            case "pause": try e.pause(id)
+            case "resume": try e.resume(id)
+            case "stop": try e.stop(id)
+            case "lap": try e.lap(id, metadata: metadata)
+            case "marker": try e.marker(id, metadata: metadata)
+            default: throw .internal("unknown workout command \(name)")
+            }
+            return try e.get(id)
+        }
+    }
+
+    public func end(_ id: UUID) throws(StrapError) -> Workout {
+        let saved = try locked { e throws(StrapError) in try e.end(id) }
+        catalog.add(saved)
+        return saved
+    }
+
+    public func discard(_ id: UUID) throws(StrapError) {
+        try locked { e throws(StrapError) in try e.discard(id) }
+    }
+
+    public func send(_ id: UUID, message: String, from connection: UInt64?) throws(StrapError) {
+        try locked { e throws(StrapError) in
+            currentSender = connection
+            defer { currentSender = nil }
+            try e.send(id, message: message)
+        }
+    }
+
+    public func get(_ id: UUID) throws(StrapError) -> WorkoutSessionInfo {
+        try locked { e throws(StrapError) in try e.get(id) }
+    }
+
+    public func list() -> [WorkoutSessionInfo] {
+        lock.withLock { _ in engine.list() }
+    }
+
+    /// The session holding a device (for `strapctl live`'s zone column).
+    public func statistics(holding deviceID: String) -> LiveStatistics? {
+        lock.withLock { _ in
+            guard let id = engine.session(holding: deviceID) else { return nil }
+            return try? engine.statistics(id)
+        }
+    }
+
+    private func locked<T>(_ body: (WorkoutEngine) throws(StrapError) -> T) throws(StrapError) -> T {
+        try lock.withLock { _ throws(StrapError) -> T in try body(engine) }
+    }
+}
+
+/// What a `workout.live` follower receives (docs/protocol.md "workout.live").
+public enum WorkoutFeedEvent: Sendable {
+    case state(from: WorkoutSessionState, to: WorkoutSessionState, time: Millis)
+    case event(Workout.Event)
+    case message(String, time: Millis)
+    case statistics(LiveStatistics)
+    case saved(Workout)
+    case discarded(time: Millis)
+    /// The session is over for followers (after saved/discarded).
+    case finished
+    case shutdown
+
+    init(_ change: SessionChange) {
+        switch change.kind {
+        case let .state(from, to): self = .state(from: from, to: to, time: change.time)
+        case let .event(e): self = .event(e)
+        case let .message(m): self = .message(m, time: change.time)
+        case let .saved(w): self = .saved(w)
+        case .discarded: self = .discarded(time: change.time)
+        case .created: self = .state(from: .notStarted, to: .notStarted, time: change.time)
+        }
+    }
+}
