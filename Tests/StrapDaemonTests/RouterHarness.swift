@@ -27,7 +27,8 @@ final class RouterHarness: @unchecked Sendable {
 
     init(access: AccessPolicy? = nil, devices: DeviceService? = nil, outputLimits: OutputLimits = OutputLimits(),
          routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
-         maximumConnections: Int = 4096, retention: Millis = 0, name: String = #function) throws {
+         maximumConnections: Int = 4096, retention: Millis = 0, workoutClock: (@Sendable () -> Millis)? = nil,
+         name: String = #function) throws {
         // sun_path holds 108 bytes: keep the socket directory short.
         directory = "/tmp/strapd-rt-\(name.filter(\.isLetter).prefix(12))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -37,12 +38,14 @@ final class RouterHarness: @unchecked Sendable {
         let identities = Simulation(count: 3, seed: 1).devices.map(\.identity)
         self.identities = identities
         let service = devices ?? SimulatedDeviceService(identities: identities)
+        let workouts = try workoutClock.map { clock in try WorkoutService(store: store, profiles: ProfileBook(), now: clock) }
         frontEnd = DaemonFrontEnd(
             store: store, listener: try UnixListener.bind(path: socketPath, mode: 0o666),
             access: access ?? AccessPolicy(daemonUID: getuid()),
             identity: { address, name in (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings()) },
             server: ServerConfiguration(outputLimits: outputLimits, maximumConnections: maximumConnections),
             router: routerConfiguration,
+            workouts: workouts,
             status: { f in
                 DaemonStatus(version: "test", startedAt: 1_700_000_000_000, mode: "simulate", connectedSensors: f.directory.connectedCount,
                              knownSensors: f.context.devices.snapshot().count, sampleRate: 0, pipeline: f.pipeline.counters,

@@ -8,14 +8,30 @@ import StrapWire
 extension RequestRouter {
     /// `statistics.query {"type", "options", "from", "to", "predicate"}` → one statistics
     /// object; `noData` when no sample matches (HealthKit's errorNoData), never zeros.
+    /// With `"workout"` (a saved workout's UUID, or the UUID of the session it came from) the
+    /// range defaults to the workout's and only its devices' samples count.
     func statisticsQuery(_ request: Request, _ session: ClientSession) throws(WireError) {
-        let params = try Params(request, allowed: ["type", "options", "from", "to", "predicate"])
-        let (type, options, predicate) = try statisticsCommon(params, session)
-        let from = try params.requiredTime("from"), to = try params.requiredTime("to")
+        let params = try Params(request, allowed: ["type", "options", "from", "to", "predicate", "workout"])
+        let (type, options, given) = try statisticsCommon(params, session)
+        let workoutID = try params.uuid("workout")
+        let fromParam = workoutID == nil ? try params.requiredTime("from") : try params.time("from")
+        let toParam = workoutID == nil ? try params.requiredTime("to") : try params.time("to")
+        let catalog = context.workouts?.catalog
         let id = request.id
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
             let stats: Statistics
-            do throws(StrapError) { stats = try context.store.statistics(type: type, predicate: predicate, options: options, from: from, to: to) } catch { throw WireError(error) }
+            do throws(StrapError) {
+                var (from, to, predicate) = (fromParam ?? 0, toParam ?? 0, given)
+                if let workoutID {
+                    var found = try catalog?.workout(workoutID)
+                    if found == nil { found = try context.store.workout(workoutID) }
+                    guard let w = found else { throw .notFound("no workout \(workoutID)") }
+                    from = fromParam ?? w.start
+                    to = toParam ?? w.end + 1
+                    predicate = .and([given, .workout(w.uuid)])
+                }
+                stats = try context.store.statistics(type: type, predicate: predicate, options: options, from: from, to: to)
+            } catch { throw WireError(error) }
             if stats.count == 0 { throw WireError(.noData, "no \(type.rawValue) samples in the range") }
             var result = Self.statisticsJSON(stats, options: options)
             result["type"] = .string(type.rawValue)
