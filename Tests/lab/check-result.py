@@ -31,7 +31,8 @@ def required(scenario, args):
                 'capture-delivery-2a37', 'capture-delivery-2a5b', 'capture-delivery-2a53',
                 'capture-decode-2a37', 'capture-decode-2a5b', 'capture-decode-2a53']
     if scenario == 'daemon-link-loss':
-        return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'resumed-streaming', 'gap-visible', 'delivery-2a37']
+        return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'resumed-streaming', 'gap-visible', 'delivery-2a37',
+                'workout-started', 'workout-continued', 'workout-saved', 'workout-spans-gap']
     if scenario == 'daemon-bluetoothd-restart':
         return ['strapd-running', 'bluetoothd-restarted', 'strapd-survived', 'resumed', 'delivery-2a37']
     if scenario == 'daemon-four-sensors':
