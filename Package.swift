@@ -34,6 +34,8 @@ let package = Package(
         // Layer 4: store; ingest (decode → derive → samples).
         .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
+        // Workout exports (FIT, TCX, CSV), HRV analysis and terminal charts: pure, bytes out.
+        .target(name: "StrapExport", dependencies: ["StrapModel"]),
 
         // Layer 5: I/O adapters and the daemon's wiring.
         .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
@@ -68,5 +70,7 @@ let package = Package(
                                                              "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl",
                                                              "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
+        .testTarget(name: "StrapExportTests", dependencies: ["StrapExport", "StrapModel", "StrapIngest", "StrapSimulator",
+                                                             "StrapGATT"]),
     ]
 )
