@@ -78,6 +78,11 @@ public struct ExportStream {
         return run.sink.take(n)
     }
 
+    /// Bytes held for the next chunks (the buffer's capacity): bounded by the chunk size.
+    var runBufferCapacity: Int { run.sink.bytes.capacity }
+    /// Increments and beats read but not yet placed in a second.
+    var runPendingCount: Int { run.timeline.pendingCount }
+
     /// The whole export at once: for tests and small workouts; the daemon streams.
     public static func data(format: ExportFormat, workout: Workout, samples: SampleSource,
                             options: ExportOptions = ExportOptions()) throws(ExportError) -> [UInt8] {

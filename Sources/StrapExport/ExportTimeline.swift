@@ -130,6 +130,9 @@ struct ExportTimeline {
         nextSecond = schedule.firstSecond
     }
 
+    /// Increments being spread and beats not yet reached: what the timeline holds beyond a second.
+    var pendingCount: Int { spreads.count + futureBeats.count + (peeked == nil ? 0 : 1) }
+
     /// Moves `current` to the next second; false once the workout's seconds are done.
     mutating func advance() throws(ExportError) -> Bool {
         guard nextSecond < schedule.endSecond else { return false }
