@@ -78,8 +78,11 @@ public struct WorkoutChart: Sendable {
         }
 
         out += "heart rate (bpm)  min \(Int(low.rounded()))  max \(Int(high.rounded()))\n"
+        // Labels on the top and bottom rows and about every third row between, evenly.
+        let steps = max(1, (height - 1) / 3)
+        let labelledRows = Set((0...steps).map { Int((Double($0 * (height - 1)) / Double(steps)).rounded()) })
         for row in 0..<height {
-            let labelled = row % 3 == 0 || row == height - 1
+            let labelled = labelledRows.contains(row)
             if labelled {
                 let value = hi - (Double(row * perRow) + Double(perRow - 1) / 2) / Double(dots - 1) * (hi - lo)
                 out += Self.leftPad(String(Int(value.rounded())), 3) + (style == .unicode ? " ┤" : " +")
@@ -163,16 +166,19 @@ public struct WorkoutChart: Sendable {
         return String(repeating: "█", count: eighths / 8) + partial
     }
 
+    /// Elapsed-time labels at round intervals (10 s … 12 h), as many as fit with a gap of 3.
     private func timeLabels(columns: Int, span: Millis) -> String {
         var line = [Character](repeating: " ", count: columns)
-        let sample = Self.elapsed(span, span: span)
-        let step = max(sample.count + 4, columns / 4)
-        var c = 0
-        while c < columns {
-            let label = Self.elapsed(Millis(Double(c) / Double(columns) * Double(span)), span: span)
+        let width = Self.elapsed(span, span: span).count + 3
+        let nice: [Millis] = [10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 7_200, 10_800, 21_600, 43_200].map { $0 * 1000 }
+        let step = nice.first { Double($0) / Double(span) * Double(columns) >= Double(width) } ?? span
+        var t: Millis = 0
+        while t < span {
+            let c = Int((Double(t) / Double(span) * Double(columns)).rounded())
+            let label = Self.elapsed(t, span: span)
             guard c + label.count <= columns else { break }
             for (k, ch) in label.enumerated() { line[c + k] = ch }
-            c += step
+            t += step
         }
         return String(line)
     }
