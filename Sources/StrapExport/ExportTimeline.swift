@@ -121,6 +121,7 @@ struct ExportTimeline {
     private var rrReader = RRReader()
     private var futureBeats: [RRInterval] = []
     private var lastDevice: Device?
+    private var filteredDevice: (device: Device, allowed: Bool)?
 
     init(schedule: ExportSchedule, workout: Workout, samples: AnyIterator<Sample>, holdSeconds: Int) {
         self.schedule = schedule
@@ -198,7 +199,13 @@ struct ExportTimeline {
     }
 
     private mutating func consume(_ sample: Sample, secondStart: Millis) {
-        if let deviceFilter, !deviceFilter.contains(sample.device.id) { return }
+        if let deviceFilter {
+            // One shared Device instance per sensor: decide once per instance, not per sample.
+            if sample.device !== filteredDevice?.device {
+                filteredDevice = (sample.device, deviceFilter.contains(sample.device.id))
+            }
+            guard filteredDevice?.allowed == true else { return }
+        }
         let inSecond = sample.start >= secondStart
         switch sample.type {
         case .heartRate:
