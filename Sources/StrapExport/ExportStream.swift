@@ -24,6 +24,7 @@ public struct ExportStream {
     public private(set) var bytesDelivered = 0
 
     private let chunkSize: Int
+    private let failure: SourceFailure?
     private var run: ExportRun
     private var finished = false
 
@@ -44,6 +45,7 @@ public struct ExportStream {
             try first.fill(to: options.chunkSize)
             total += first.sink.discardAll()
         }
+        if let failure = samples.failure?.message { throw .sourceFailed(failure) }
         let summary = first.stats.summary(schedule, devices: first.timeline.devices)
 
         let emitting = EncodeContext(workout: workout, schedule: schedule, mapping: mapping, options: options,
@@ -53,6 +55,7 @@ public struct ExportStream {
         self.summary = summary
         chunkSize = options.chunkSize
         run = ExportRun(format: format, context: emitting, samples: samples.makeIterator(), tracksCRC: format == .fit)
+        failure = samples.failure
     }
 
     /// The next chunk (1...chunkSize bytes), or nil when the export is complete.
@@ -60,6 +63,7 @@ public struct ExportStream {
         guard !finished else { return nil }
         do throws(ExportError) {
             try run.fill(to: chunkSize)
+            if let message = failure?.message { throw .sourceFailed(message) }
         } catch {
             finished = true
             throw error

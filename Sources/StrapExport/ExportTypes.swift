@@ -1,4 +1,5 @@
 import StrapModel
+import Synchronization
 
 /// The file formats a workout exports to (docs/export.md).
 public enum ExportFormat: String, Sendable, CaseIterable, Codable {
@@ -56,6 +57,8 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The second pass over the samples produced other bytes than the first (the source
     /// changed in between): the byte count announced before the first chunk would be wrong.
     case sourceChanged(expectedBytes: Int, producedBytes: Int)
+    /// Reading the samples failed (`SampleSource.windows`' fetch threw this).
+    case sourceFailed(String)
 
     public var description: String {
         switch self {
@@ -65,6 +68,7 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
             "samples out of order: a sample starting at \(start) ms came after one starting at \(previous) ms"
         case let .sourceChanged(expected, produced):
             "the samples changed during the export: announced \(expected) bytes, produced \(produced)"
+        case .sourceFailed(let why): "reading the samples failed: \(why)"
         }
     }
 }
@@ -74,19 +78,69 @@ public enum ExportError: Error, Sendable, Equatable, CustomStringConvertible {
 /// Samples of other devices than the workout's `deviceIDs` (when it names any) are ignored.
 public struct SampleSource: Sendable {
     let makeIterator: @Sendable () -> AnyIterator<Sample>
+    /// Where a source that reads storage records why it stopped early.
+    let failure: SourceFailure?
 
     /// `make` is called once per pass and must return a fresh iterator over the same samples.
     public init(_ make: @escaping @Sendable () -> AnyIterator<Sample>) {
         makeIterator = make
+        failure = nil
     }
 
     /// Samples already in memory (tests, small workouts).
     public init(_ samples: [Sample]) {
         makeIterator = { AnyIterator(samples.makeIterator()) }
+        failure = nil
     }
 
-    /// A lazily produced sequence (e.g. paged from the store) whose iteration can be repeated.
+    /// A lazily produced sequence whose iteration can be repeated.
     public init<S: Sequence & Sendable>(sequence: S) where S.Element == Sample {
         makeIterator = { AnyIterator(sequence.makeIterator()) }
+        failure = nil
     }
+
+    /// Samples fetched one time window at a time, so that only a window's samples are in
+    /// memory: `fetch(window)` returns the samples whose `start` lies in `window`, ascending
+    /// (e.g. the store's query for the workout's samples in that time range). The windows tile
+    /// `range` extended by `lookBehind` (heartbeat series start up to a few seconds before the
+    /// beats they carry). If `fetch` throws, the pass ends and the export throws
+    /// `ExportError.sourceFailed` with the error's description.
+    public static func windows(covering range: Range<Millis>, window: Millis = 300_000, lookBehind: Millis = 60_000,
+                               fetch: @escaping @Sendable (Range<Millis>) throws -> [Sample]) -> SampleSource {
+        let failure = SourceFailure()
+        let step = max(1_000, window)
+        return SampleSource(failure: failure) {
+            var next = range.lowerBound - lookBehind
+            var page: [Sample] = []
+            var index = 0
+            return AnyIterator {
+                while index == page.count {
+                    guard next < range.upperBound, failure.message == nil else { return nil }
+                    let window = next..<min(range.upperBound, next + step)
+                    next = window.upperBound
+                    do {
+                        page = try fetch(window)
+                    } catch {
+                        failure.record("\(error)")
+                        return nil
+                    }
+                    index = 0
+                }
+                defer { index += 1 }
+                return page[index]
+            }
+        }
+    }
+
+    init(failure: SourceFailure, _ make: @escaping @Sendable () -> AnyIterator<Sample>) {
+        makeIterator = make
+        self.failure = failure
+    }
+}
+
+/// The first error a storage-backed source met, shared by its iterators.
+final class SourceFailure: Sendable {
+    private let stored = Mutex<String?>(nil)
+    var message: String? { stored.withLock { $0 } }
+    func record(_ m: String) { stored.withLock { if $0 == nil { $0 = m } } }
 }

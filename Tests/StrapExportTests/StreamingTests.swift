@@ -102,6 +102,41 @@ import StrapModel
     }
 }
 
+extension StreamingTests {
+    /// The daemon's way to read a workout: time windows from storage, one at a time.
+    @Test func windowedSourceGivesTheSameBytesAndReportsFetchErrors() throws {
+        let w = ThirdPartyReaderTests.full.synthetic
+        let all = w.samples
+        let fetched = Mutex<[Range<Millis>]>([])
+        let windows = SampleSource.windows(covering: w.workout.start..<w.workout.end, window: 60_000) { window in
+            fetched.withLock { $0.append(window) }
+            return all.filter { window.contains($0.start) }
+        }
+        for format in ExportFormat.allCases {
+            #expect(try ExportStream.data(format: format, workout: w.workout, samples: windows) == (try w.export(format)))
+        }
+        let ranges = fetched.withLock { $0 }
+        #expect(ranges.first?.lowerBound == w.workout.start - 60_000 && ranges.allSatisfy { $0.count <= 60_000 })
+        #expect(ranges.count == 3 * 2 * 11)                      // 11 windows a pass, 2 passes, 3 formats
+
+        struct StoreDown: Error, CustomStringConvertible { var description: String { "segment 12 unreadable" } }
+        let calls = Mutex(0)
+        let failing = SampleSource.windows(covering: w.workout.start..<w.workout.end, window: 60_000) { window in
+            // The second pass fails half-way: the first chunks went out, then the error.
+            let n = calls.withLock { $0 += 1; return $0 }
+            if n > 16 { throw StoreDown() }
+            return all.filter { window.contains($0.start) }
+        }
+        var stream = try ExportStream(format: .csv, workout: w.workout, samples: failing, options: ExportOptions(chunkSize: 1_024))
+        #expect(throws: ExportError.sourceFailed("segment 12 unreadable")) { while try stream.nextChunk() != nil {} }
+        #expect(stream.bytesDelivered > 0 && stream.bytesDelivered < stream.byteCount)
+        calls.withLock { $0 = 100 }
+        #expect(throws: ExportError.sourceFailed("segment 12 unreadable")) {
+            _ = try ExportStream(format: .fit, workout: w.workout, samples: failing)
+        }
+    }
+}
+
 extension ExportStream {
     /// Bytes the stream holds between chunks (its buffer's capacity).
     var bufferedBytes: Int { runBufferCapacity }
