@@ -61,10 +61,13 @@ struct ByteSink {
     /// terminating NUL fits, padded with NULs (an empty string is the invalid value).
     mutating func fixedString(_ s: String, width: Int) {
         var utf8 = Array(s.utf8.prefix(width - 1))
-        // Drop a partial multi-byte sequence at the cut (continuation bytes are 10xxxxxx).
-        if utf8.count == width - 1, s.utf8.count > width - 1 {
-            while let last = utf8.last, last & 0xC0 == 0x80 { utf8.removeLast() }
-            if let last = utf8.last, last & 0xC0 == 0xC0 { utf8.removeLast() }
+        // Drop a multi-byte sequence the cut left incomplete (continuation bytes are 10xxxxxx;
+        // the lead byte says how long its sequence is).
+        if utf8.count < s.utf8.count, var lead = utf8.indices.last {
+            while lead > 0 && utf8[lead] & 0xC0 == 0x80 { lead -= 1 }
+            let b = utf8[lead]
+            let length = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
+            if utf8.count - lead < length { utf8.removeLast(utf8.count - lead) }
         }
         bytes.append(contentsOf: utf8)
         bytes.append(contentsOf: repeatElement(0, count: width - utf8.count))

@@ -74,6 +74,12 @@ import StrapModel
         sink.fixedString("ééééé", width: 6)     // 2 bytes each: 2 fit before the NUL, not 2.5
         #expect(sink.bytes == [0xC3, 0xA9, 0xC3, 0xA9, 0, 0])
         sink = ByteSink(capacity: 32)
+        sink.fixedString("abéc", width: 5)      // the cut falls after a whole "é": kept
+        #expect(sink.bytes == [0x61, 0x62, 0xC3, 0xA9, 0])
+        sink = ByteSink(capacity: 32)
+        sink.fixedString("ab❤️", width: 5)       // a 3-byte scalar cut after 2 bytes: dropped
+        #expect(sink.bytes == [0x61, 0x62, 0, 0, 0])
+        sink = ByteSink(capacity: 32)
         sink.fixedString("H10", width: 5)
         #expect(sink.bytes == [0x48, 0x31, 0x30, 0, 0])
     }

@@ -53,6 +53,18 @@ import StrapSimulator
         try ExportSupport.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
     }
 
+    /// A workout whose sensors delivered nothing: valid files with laps and a session, no records.
+    @Test func workoutWithoutSamples() throws {
+        let dir = try ExportSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let scenario = ExportScenario(start: 1_704_103_200_000, seconds: 60, lapStarts: [0, 30])
+        #expect(scenario.synthetic.samples.isEmpty)
+        try ExportSupport.verifyFIT(try scenario.synthetic.write(.fit, in: dir), expect: scenario.fitExpectation())
+        try ExportSupport.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
+        let csv = String(decoding: try scenario.synthetic.export(.csv), as: UTF8.self).split(separator: "\n")
+        #expect(csv.count == 61 && csv[1] == "2024-01-01T10:00:00.000Z,0,1,0,,,,,,,,,,")
+    }
+
     /// 10 minutes, two hours of nothing (the strap out of range), 10 minutes: no records in
     /// the gap beyond the 5 s hold; the timer runs through it (it was not a pause).
     @Test func workoutWithATwoHourGap() throws {
