@@ -101,7 +101,8 @@ public struct SampleSource: Sendable {
 
     /// Samples fetched one time window at a time, so that only a window's samples are in
     /// memory: `fetch(window)` returns the samples whose `start` lies in `window`, ascending
-    /// (e.g. the store's query for the workout's samples in that time range). The windows tile
+    /// (e.g. the store's query for the workout's samples with `.time(from:to:options:
+    /// .strictStartDate)`: an overlap query would return a sample in two windows). The windows tile
     /// `range` extended by `lookBehind` (heartbeat series start up to a few seconds before the
     /// beats they carry). If `fetch` throws, the pass ends and the export throws
     /// `ExportError.sourceFailed` with the error's description.
