@@ -35,6 +35,8 @@ let package = Package(
         .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
         .target(name: "StrapWorkout", dependencies: ["StrapModel"]),
+        // Workout exports (FIT, TCX, CSV), HRV analysis and terminal charts: pure, bytes out.
+        .target(name: "StrapExport", dependencies: ["StrapModel"]),
 
         // Layer 5: I/O adapters and the daemon's wiring.
         .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
@@ -70,5 +72,7 @@ let package = Package(
                                                              "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT"]),
+        .testTarget(name: "StrapExportTests", dependencies: ["StrapExport", "StrapModel", "StrapIngest", "StrapSimulator",
+                                                             "StrapGATT"]),
     ]
 )

@@ -173,7 +173,8 @@ enum IndexFile {
             guard r.fixed(UInt16.self) == Format.version else { return nil }
             _ = r.fixed(UInt16.self); _ = r.fixed(UInt32.self)
             let sid = r.fixed(UInt64.self)!, first = r.fixed(UInt64.self)!, next = r.fixed(UInt64.self)!
-            let len = Int(r.fixed(UInt64.self)!)
+            // Read before the header's CRC is checked: a flipped bit must not trap.
+            guard let len = Int(exactly: r.fixed(UInt64.self)!) else { return nil }
             let minS = Int64(bitPattern: r.fixed(UInt64.self)!), maxE = Int64(bitPattern: r.fixed(UInt64.self)!)
             _ = r.fixed(UInt64.self)
             let sumLen = Int(r.fixed(UInt32.self)!), detLen = Int(r.fixed(UInt32.self)!)

@@ -1,0 +1,119 @@
+import StrapModel
+
+/// Totals of a lap or the whole session, as the export writes them (FIT lap/session, TCX
+/// Lap). Computed from the per-second timeline over the seconds with the timer running:
+/// averages are means of the per-second values, maxima their maxima, distance and energy the
+/// sums of the per-second amounts; times come from the workout's own millisecond times.
+public struct SegmentSummary: Sendable, Equatable, Codable {
+    public var start: Millis
+    public var end: Millis
+    /// `end - start`, and that minus the paused time, in milliseconds.
+    public var elapsedMillis: Millis
+    public var timerMillis: Millis
+    /// Metres; nil when no distance was measured (by the end of the segment).
+    public var distance: Double?
+    /// Active energy in kcal; nil when none was measured.
+    public var calories: Double?
+    public var averageHeartRate: Double?
+    public var maximumHeartRate: Double?
+    public var minimumHeartRate: Double?
+    public var averageSpeed: Double?
+    public var maximumSpeed: Double?
+    /// rpm (cycling) or strides per minute (on foot).
+    public var averageCadence: Double?
+    public var maximumCadence: Double?
+    /// Seconds written as FIT records / TCX trackpoints.
+    public var points: Int
+
+    public init(start: Millis, end: Millis, elapsedMillis: Millis, timerMillis: Millis, distance: Double? = nil,
+                calories: Double? = nil, averageHeartRate: Double? = nil, maximumHeartRate: Double? = nil,
+                minimumHeartRate: Double? = nil, averageSpeed: Double? = nil, maximumSpeed: Double? = nil,
+                averageCadence: Double? = nil, maximumCadence: Double? = nil, points: Int = 0) {
+        self.start = start; self.end = end; self.elapsedMillis = elapsedMillis; self.timerMillis = timerMillis
+        self.distance = distance; self.calories = calories
+        self.averageHeartRate = averageHeartRate; self.maximumHeartRate = maximumHeartRate
+        self.minimumHeartRate = minimumHeartRate; self.averageSpeed = averageSpeed; self.maximumSpeed = maximumSpeed
+        self.averageCadence = averageCadence; self.maximumCadence = maximumCadence; self.points = points
+    }
+}
+
+/// What an export contains, known before its first chunk: the laps and the session.
+public struct ExportSummary: Sendable, Equatable, Codable {
+    public var laps: [SegmentSummary]
+    public var session: SegmentSummary
+    /// RR intervals in the export (FIT writes those with the timer running).
+    public var beats: Int
+    /// Device ids whose samples were used, in the order first seen.
+    public var deviceIDs: [String]
+}
+
+/// Running sums for one segment.
+struct SegmentAccumulator {
+    var heartRate = Level()
+    var speed = Level()
+    var cadence = Level()
+    var distance = 0.0
+    var energy = 0.0
+    var distanceSeen = false
+    var energySeen = false
+    var points = 0
+
+    struct Level {
+        var sum = 0.0, count = 0, maximum = -Double.infinity, minimum = Double.infinity
+        mutating func add(_ v: Double?) {
+            guard let v else { return }
+            sum += v; count += 1
+            maximum = Swift.max(maximum, v); minimum = Swift.min(minimum, v)
+        }
+        var average: Double? { count > 0 ? sum / Double(count) : nil }
+        var max: Double? { count > 0 ? maximum : nil }
+        var min: Double? { count > 0 ? minimum : nil }
+    }
+
+    mutating func add(_ s: ExportSecond, _ family: ActivityMapping.Family) {
+        guard !s.paused else { return }
+        heartRate.add(s.value(.heartRate))
+        speed.add(s.speed(family))
+        cadence.add(s.cadence(family))
+        distance += s.distanceAmount(family)
+        energy += s.amounts[Amount.activeEnergy.rawValue]
+        distanceSeen = distanceSeen || s.distanceTotal(family) != nil
+        energySeen = energySeen || s.started[Amount.activeEnergy.rawValue]
+        if s.hasContent(family) { points += 1 }
+    }
+
+    func summary(_ range: Range<Millis>, _ schedule: ExportSchedule) -> SegmentSummary {
+        SegmentSummary(start: range.lowerBound, end: range.upperBound,
+                       elapsedMillis: range.upperBound - range.lowerBound,
+                       timerMillis: schedule.timerMillis(in: range),
+                       distance: distanceSeen ? distance : nil, calories: energySeen ? energy : nil,
+                       averageHeartRate: heartRate.average, maximumHeartRate: heartRate.max,
+                       minimumHeartRate: heartRate.min, averageSpeed: speed.average, maximumSpeed: speed.max,
+                       averageCadence: cadence.average, maximumCadence: cadence.max, points: points)
+    }
+}
+
+/// The live totals of a pass: every lap's and the session's, updated second by second.
+struct ExportStats {
+    var laps: [SegmentAccumulator]
+    var session = SegmentAccumulator()
+    var beats = 0
+
+    init(lapCount: Int) { laps = Array(repeating: SegmentAccumulator(), count: lapCount) }
+
+    mutating func add(_ s: ExportSecond, _ family: ActivityMapping.Family) {
+        session.add(s, family)
+        if let lap = s.lap { laps[lap].add(s, family) }
+        if !s.paused { beats += s.beats.count }
+    }
+
+    func lapSummary(_ i: Int, _ schedule: ExportSchedule) -> SegmentSummary {
+        laps[i].summary(schedule.laps[i], schedule)
+    }
+
+    func summary(_ schedule: ExportSchedule, devices: [ExportDevice]) -> ExportSummary {
+        ExportSummary(laps: schedule.laps.indices.map { lapSummary($0, schedule) },
+                      session: session.summary(schedule.start..<schedule.end, schedule),
+                      beats: beats, deviceIDs: devices.map(\.device.id))
+    }
+}

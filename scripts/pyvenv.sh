@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Creates .build/venv with the pinned Python readers the export tests use to check strapd's
+# FIT/TCX/CSV files and HRV figures (Tests/Fixtures/export/requirements.txt, docs/export.md).
+# Idempotent: a stamp holds the hash of the requirements; nothing is done when it matches.
+# Needs Debian's python3-venv (scripts/deps.sh) and PyPI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv=.build/venv
+req=Tests/Fixtures/export/requirements.txt
+stamp=$venv/.strapd-requirements
+want=$(sha256sum "$req" | cut -d' ' -f1)
+if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
+  echo "pyvenv: $venv up to date"
+  exit 0
+fi
+# Debian's interpreter by its full path: the python3 first on PATH may be another build.
+python=/usr/bin/python3
+[ -x "$python" ] || python=$(command -v python3)
+mkdir -p .build
+"$python" -m venv "$venv"
+"$venv/bin/pip" install --disable-pip-version-check --no-input -q -r "$req"
+echo "$want" > "$stamp"
+echo "pyvenv: $venv ready ($("$venv/bin/python" --version))"
