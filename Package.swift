@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
         .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
-        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapModel", "StrapSimulator", "StrapGATT",
+        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel", "StrapSimulator", "StrapGATT",
                                                     "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims", "CBluetooth"]),
 
         // Layer 6: executables and their testable command logic.

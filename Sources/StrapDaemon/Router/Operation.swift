@@ -100,6 +100,8 @@ struct Operation: Sendable {
         "workout.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutGet(q, s) },
         "workout.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutList(q, s) },
         "workout.live": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutLive(q, s) },
+        "workout.export": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutExport(q, s) },
+        "workout.hrv": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutHRV(q, s) },
         "profile.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.profileGet(q, s) },
         "profile.set": Operation(permission: .admin) { r, q, s throws(WireError) in try r.profileSet(q, s) },
     ]

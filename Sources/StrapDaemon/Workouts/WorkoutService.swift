@@ -37,7 +37,7 @@ public final class WorkoutService: @unchecked Sendable {
 
     public let profiles: ProfileBook
     public let catalog: WorkoutCatalog
-    private let store: Store
+    let store: Store
     private let now: @Sendable () -> Millis
     /// Writes the Heart Rate Control Point reset when a session's strap saturates its energy counter.
     private let resetEnergyBox = Mutex<(@Sendable (SensorAddress) -> Void)?>(nil)
@@ -57,7 +57,7 @@ public final class WorkoutService: @unchecked Sendable {
         self.now = now
         self.log = log
         catalog = WorkoutCatalog(store: store)
-        engine = WorkoutEngine(journal: journal, profiles: { profiles.profile($0) }, now: now)
+        engine = WorkoutEngine(journal: HRVAddingJournal(file: journal, store: store), profiles: { profiles.profile($0) }, now: now)
         engine.onChange = { [weak self] change in self?.changed(change) }
     }
 

@@ -1,0 +1,181 @@
+import Dispatch
+import FoundationEssentials
+import StrapExport
+import StrapModel
+import StrapStore
+import StrapWire
+
+/// `workout.export` and `workout.hrv` (docs/protocol-workouts.md). strapd never writes a file a
+/// client names: the export's bytes travel over the socket and the client writes them.
+extension RequestRouter {
+    /// `workout.export {"workout", "format", "utcOffset"}` → `ok` with the exact size, then
+    /// `chunk` events (base64, at most 64 KiB of file each) and `finished`.
+    func workoutExport(_ request: Request, _ session: ClientSession) throws(WireError) {
+        let params = try Params(request, allowed: ["workout", "format", "utcOffset"])
+        let id = try params.requiredUUID("workout")
+        let name = try params.string("format") ?? "fit"
+        guard let format = ExportFormat(rawValue: name) else { throw .bad("unknown export format \"\(name)\" (fit, tcx, csv)") }
+        let offset = Int(try params.int("utcOffset", in: -64_800...64_800) ?? 0)
+        try checkWorkoutRead(session)
+        let service = try workouts
+        let stream = ExportEventStream(router: self, session: session, id: request.id)
+        streamStarted(stream, id: request.id, in: session)
+        session.pendingReplies += 1
+        stream.queue.async { [self] in
+            let reply: [UInt8]
+            var started = false
+            do throws(StrapError) {
+                let workout = try Self.savedWorkout(id, service)
+                let source = SampleSource(sequence: ExportSamples(store: service.store, workout: workout))
+                do throws(ExportError) {
+                    stream.export = try ExportStream(format: format, workout: workout, samples: source,
+                                                     options: ExportOptions(utcOffsetSeconds: offset))
+                } catch { throw StrapError.internal("export of workout \(workout.uuid): \(error)") }
+                let e = stream.export!
+                reply = Reply.success(id: request.id, result: [
+                    "workout": .string(workout.uuid.uuidString), "format": .string(format.rawValue),
+                    "mediaType": .string(format.mediaType), "fileExtension": .string(format.fileExtension),
+                    "bytes": .int(Int64(e.byteCount)), "chunkSize": .int(Int64(ExportOptions.defaultChunkSize)),
+                ])
+                started = true
+            } catch {
+                reply = Reply.failure(id: request.id, error: WireError(error))
+            }
+            session.connection.queue.async { [self, started] in
+                session.pendingReplies -= 1
+                session.connection.write(reply)
+                if started { stream.pump() } else { stream.end(); streamEnded(id: request.id, in: session, stream: stream) }
+                finishIfIdle(session)
+            }
+        }
+    }
+
+    /// `workout.hrv {"workout"}` (saved workout or open session) or `{"from", "to", "device"}`
+    /// → the HRV report with the artifact counts.
+    func workoutHRV(_ request: Request, _ session: ClientSession) throws(WireError) {
+        let params = try Params(request, allowed: ["workout", "from", "to", "device"])
+        let id = try params.uuid("workout")
+        let from = try params.time("from"), to = try params.time("to"), device = try params.string("device")
+        guard id != nil || (from != nil && to != nil) else { throw .bad("give \"workout\", or \"from\" and \"to\"") }
+        if let from, let to, from >= to { throw .bad("\"from\" must be before \"to\"") }
+        _ = try session.grants.readable(asked: [.heartbeatSeries])
+        let service = try workouts
+        answer(request, session) { () throws(StrapError) in
+            let report: HRVReport
+            if let id {
+                let workout = try Self.hrvWorkout(id, service)
+                let samples = WorkoutSamples.windows(service.store, devices: workout.deviceIDs, types: [.heartbeatSeries],
+                                                     range: workout.start..<(workout.end + 1))
+                report = HRVAnalysis.analyze(workout: workout, samples: samples, deviceID: device)
+            } else {
+                let range = from!..<to!
+                let samples = WorkoutSamples.windows(service.store, devices: device.map { [$0] } ?? [], types: [.heartbeatSeries], range: range)
+                report = HRVAnalysis.analyze(samples: samples, range: range, deviceID: device)
+            }
+            return try Self.json(report)
+        }
+    }
+
+    /// A saved workout by its UUID or its session's; an open session is not exportable yet.
+    static func savedWorkout(_ id: UUID, _ service: WorkoutService) throws(StrapError) -> Workout {
+        if let w = try service.catalog.workout(id) { return w }
+        if let open = try? service.get(id), open.workout == nil {
+            throw .invalidOption("workout session \(id) is \(open.session.state.rawValue): only a saved workout (after workout.end) can be exported")
+        }
+        throw .notFound("no saved workout \(id)")
+    }
+
+    /// For HRV an open session counts too: its span so far, its pauses left out.
+    static func hrvWorkout(_ id: UUID, _ service: WorkoutService) throws(StrapError) -> Workout {
+        if let w = try service.catalog.workout(id) { return w }
+        let info = try service.get(id)
+        if let w = info.workout { return w }
+        guard let start = info.session.startDate else { throw .noData("workout session \(id) has not started") }
+        return Workout(activityType: info.session.configuration.activityType.rawValue, start: start,
+                       end: info.session.stopDate ?? Clock.wallMillis(), deviceIDs: info.session.deviceIDs,
+                       events: info.session.events)
+    }
+}
+
+/// The workout's samples for an export, a store window at a time; repeatable (two passes).
+struct ExportSamples: Sequence, Sendable {
+    let store: Store
+    let workout: Workout
+    func makeIterator() -> AnyIterator<Sample> {
+        AnyIterator(WorkoutSamples.windows(store, devices: workout.deviceIDs, range: workout.start..<(workout.end + 1)).makeIterator())
+    }
+}
+
+/// One `workout.export`: chunks are produced on `queue` one at a time and written on the
+/// connection's queue; above the connection's high-water mark production waits for the
+/// output to drain, so memory stays bounded by one chunk plus the client's buffer.
+final class ExportEventStream: RouterStream, @unchecked Sendable {
+    private unowned let router: RequestRouter
+    let session: ClientSession
+    let id: RequestID
+    /// Serial: the export stream is not Sendable and is only touched here.
+    let queue: DispatchQueue
+    var export: ExportStream?
+    /// Confined to the connection's queue.
+    private var producing = false
+    private var waitingForDrain = false
+    private var ended = false
+    private var offset = 0
+    private var chunks = 0
+
+    init(router: RequestRouter, session: ClientSession, id: RequestID) {
+        self.router = router
+        self.session = session
+        self.id = id
+        queue = DispatchQueue(label: "strapd.export", target: router.worker)
+    }
+
+    /// On the connection's queue: produce the next chunk unless one is under way or the
+    /// client is behind.
+    func pump() {
+        guard !ended, !producing else { return }
+        if session.connection.isAboveHighWater { waitingForDrain = true; return }
+        producing = true
+        queue.async { [self] in
+            let outcome: Result<[UInt8]?, ExportError>
+            do throws(ExportError) { outcome = .success(try export?.nextChunk()) } catch { outcome = .failure(error) }
+            session.connection.queue.async { [self] in
+                producing = false
+                guard !ended else { return }
+                switch outcome {
+                case .success(let chunk?):
+                    let data = "{\"offset\":\(offset),\"data\":\"" + Data(chunk).base64EncodedString() + "\"}"
+                    offset += chunk.count
+                    chunks += 1
+                    session.connection.write(Reply.event(id: id, kind: "chunk", dataJSON: Array(data.utf8)))
+                    pump()
+                case .success(nil):
+                    finish("finished", ["bytes": .int(Int64(offset)), "chunks": .int(Int64(chunks))])
+                case .failure(let error):
+                    finish("error", ["code": .string("internal"), "message": .string("export failed: \(error)")])
+                }
+            }
+        }
+    }
+
+    private func finish(_ kind: String, _ data: JSONObject) {
+        session.connection.write(Reply.event(id: id, kind: kind, data: data))
+        end()
+        router.streamEnded(id: id, in: session, stream: self)
+    }
+
+    func end() {
+        ended = true
+        queue.async { [self] in export = nil }
+    }
+
+    func outputDrained() {
+        if waitingForDrain { waitingForDrain = false; pump() }
+    }
+
+    func cancel(notify: Bool) {
+        guard !ended else { return }
+        end()
+        if notify { session.connection.write(Reply.event(id: id, kind: "cancelled", data: ["bytes": .int(Int64(offset))])) }
+    }
+}
