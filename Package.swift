@@ -67,12 +67,13 @@ let package = Package(
         .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
         .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
-        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapModel", "StrapSimulator",
+        .testTarget(name: "StrapDaemonTests", dependencies: ["ThirdPartyReaders", "StrapExport", "StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapModel", "StrapSimulator",
                                                              "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl",
                                                              "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT"]),
-        .testTarget(name: "StrapExportTests", dependencies: ["StrapExport", "StrapModel", "StrapIngest", "StrapSimulator",
+        .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),
+        .testTarget(name: "StrapExportTests", dependencies: ["ThirdPartyReaders", "StrapExport", "StrapModel", "StrapIngest", "StrapSimulator",
                                                              "StrapGATT"]),
     ]
 )

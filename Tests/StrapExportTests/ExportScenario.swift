@@ -147,33 +147,3 @@ struct ExportScenario: Sendable {
         return out
     }
 }
-
-extension ExportSupport {
-    /// Garmin's SDK and fitdecode through check_fit.py, then gpsbabel's FIT reader (which
-    /// verifies the header CRC, the file CRC and the announced size).
-    @discardableResult
-    static func verifyFIT(_ file: URL, expect: [String: Any],
-                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
-        let expectURL = file.deletingPathExtension().appendingPathExtension("fit-expect.json")
-        try writeJSON(expect, to: expectURL)
-        let summary = try check("check_fit.py", [file.path, expectURL.path], sourceLocation: sourceLocation)
-        let babel = try run(try requireGPSBabel(), ["-D", "3", "-i", "garmin_fit", "-f", file.path, "-o", "unicsv", "-F", "/dev/null"])
-        #expect(babel.status == 0, "gpsbabel -i garmin_fit: \(babel.stderr)", sourceLocation: sourceLocation)
-        for line in ["Header CRC verified", "File CRC verified", "File size matches expectations"] {
-            #expect(babel.stderr.contains(line), "gpsbabel did not say \"\(line)\"", sourceLocation: sourceLocation)
-        }
-        return summary
-    }
-
-    /// tcxreader and the XML parser through check_tcx.py, then gpsbabel's TCX reader.
-    @discardableResult
-    static func verifyTCX(_ file: URL, expect: [String: Any],
-                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
-        let expectURL = file.deletingPathExtension().appendingPathExtension("tcx-expect.json")
-        try writeJSON(expect, to: expectURL)
-        let summary = try check("check_tcx.py", [file.path, expectURL.path], sourceLocation: sourceLocation)
-        let babel = try run(try requireGPSBabel(), ["-i", "gtrnctr", "-f", file.path, "-o", "unicsv", "-F", "/dev/null"])
-        #expect(babel.status == 0 && babel.stderr.isEmpty, "gpsbabel -i gtrnctr: \(babel.stderr)", sourceLocation: sourceLocation)
-        return summary
-    }
-}

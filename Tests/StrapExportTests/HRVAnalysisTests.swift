@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThirdPartyReaders
 import StrapModel
 @testable import StrapExport
 
@@ -70,7 +71,7 @@ import StrapModel
     /// ingest's sample shape: hrv-analysis's figures on the same NN series agree within 0.1 ms,
     /// and its physiological-range filter rejects the same intervals.
     @Test func realRecordingAgreesWithHRVAnalysis() throws {
-        let text = try String(contentsOf: ExportSupport.fixtures.appendingPathComponent("real_rri.txt"), encoding: .utf8)
+        let text = try String(contentsOf: ThirdPartyReaders.fixtures.appendingPathComponent("real_rri.txt"), encoding: .utf8)
         let recorded = text.split(whereSeparator: \.isNewline).compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         #expect(recorded.count == 772)
         let samples = Self.heartbeatSeries(recorded.map { UInt16((Double($0) * 1024 / 1000).rounded()) }, start: 1_700_000_000_000)
@@ -89,15 +90,15 @@ import StrapModel
         #expect(r.excludedOutOfRange == 1 && r.excludedEctopic >= 10 && r.normal > 700)
         #expect(series.count == r.slots)
 
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let input = dir.appendingPathComponent("hrv.json")
-        try ExportSupport.writeJSON([
+        try ThirdPartyReaders.writeJSON([
             "series": series, "raw": intervals.map(\.milliseconds),
             "ours": ["mean_nni": r.meanNN!, "sdnn": r.sdnn!, "rmssd": r.rmssd!, "nni_50": r.nn50, "pnni_50": r.pnn50!,
                      "out_of_range": r.excludedOutOfRange],
         ], to: input)
-        let reference = try ExportSupport.check("check_hrv.py", [input.path])
+        let reference = try ThirdPartyReaders.check("check_hrv.py", [input.path])
         #expect(reference["sdnn"] != nil)
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import ThirdPartyReaders
 import StrapModel
 @testable import StrapExport
 
@@ -51,14 +52,14 @@ import StrapModel
     /// The 24 h file itself, read by Garmin's SDK and fitdecode (every record counted, the
     /// session's totals, every RR interval).
     @Test func twentyFourHourFileIsReadByTheReaders() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let source = DayOfHeartbeats.source(start: Self.t0, seconds: 86_400, counter: PullCounter())
         var workout = Workout(activityType: "cycling", start: Self.t0, end: Self.t0 + Self.day, deviceIDs: [])
         workout.uuid = UUID()
         let file = dir.appendingPathComponent("day.fit")
         try Data(try ExportStream.data(format: .fit, workout: workout, samples: source)).write(to: file)
-        try ExportSupport.verifyFIT(file, expect: [
+        try ThirdPartyReaders.verifyFIT(file, expect: [
             "record_count": 86_400, "hrv_ms": DayOfHeartbeats.rrMillis(seconds: 86_400),
             "session": ["elapsed": 86_400.0, "timer": 86_400.0, "num_laps": 1, "sport": "cycling"],
         ])

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThirdPartyReaders
 import StrapGATT
 import StrapIngest
 import StrapModel
@@ -20,47 +21,47 @@ import StrapSimulator
         pauses: [200..<260], lapStarts: [0, 300], markers: [400])
 
     @Test func fullWorkoutFIT() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = try Self.full.synthetic.write(.fit, in: dir)
         var expect = Self.full.fitExpectation()
         expect["sensors"] = 2
-        let read = try ExportSupport.verifyFIT(file, expect: expect)
+        let read = try ThirdPartyReaders.verifyFIT(file, expect: expect)
         #expect(read["records"] as? Int == Self.full.pointSeconds.count)
     }
 
     @Test func fullWorkoutTCX() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         var synthetic = Self.full.synthetic
         synthetic.workout.metadata["notes"] = "Intervals <5×3'> & \"hills\" \u{1}"
         let file = try synthetic.write(.tcx, in: dir)
         var expect = Self.full.tcxExpectation()
         expect["notes"] = "Intervals <5×3'> & \"hills\" "
-        try ExportSupport.verifyTCX(file, expect: expect)
+        try ThirdPartyReaders.verifyTCX(file, expect: expect)
     }
 
     /// A foot pod alone: records without heart rate, laps and session without averages.
     @Test func workoutWithoutHeartRate() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let scenario = ExportScenario(start: 1_704_103_200_000, seconds: 300, speed: { 3 + Double($0 % 5) / 10 },
                                       lapStarts: [0, 120])
         let fit = try scenario.synthetic.write(.fit, in: dir)
         var expect = scenario.fitExpectation()
         expect["sensors"] = 1
-        try ExportSupport.verifyFIT(fit, expect: expect)
-        try ExportSupport.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
+        try ThirdPartyReaders.verifyFIT(fit, expect: expect)
+        try ThirdPartyReaders.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
     }
 
     /// A workout whose sensors delivered nothing: valid files with laps and a session, no records.
     @Test func workoutWithoutSamples() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let scenario = ExportScenario(start: 1_704_103_200_000, seconds: 60, lapStarts: [0, 30])
         #expect(scenario.synthetic.samples.isEmpty)
-        try ExportSupport.verifyFIT(try scenario.synthetic.write(.fit, in: dir), expect: scenario.fitExpectation())
-        try ExportSupport.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
+        try ThirdPartyReaders.verifyFIT(try scenario.synthetic.write(.fit, in: dir), expect: scenario.fitExpectation())
+        try ThirdPartyReaders.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
         let csv = String(decoding: try scenario.synthetic.export(.csv), as: UTF8.self).split(separator: "\n")
         #expect(csv.count == 61 && csv[1] == "2024-01-01T10:00:00.000Z,0,1,0,,,,,,,,,,")
     }
@@ -68,22 +69,22 @@ import StrapSimulator
     /// 10 minutes, two hours of nothing (the strap out of range), 10 minutes: no records in
     /// the gap beyond the 5 s hold; the timer runs through it (it was not a pause).
     @Test func workoutWithATwoHourGap() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let gap = 600..<7_800
         let scenario = ExportScenario(start: 1_704_103_200_000, seconds: 8_400,
                                       hr: { gap.contains($0) ? nil : 90 + Double($0 % 30) },
                                       rr: { gap.contains($0) ? [] : [700] }, lapStarts: [0, 4_200])
         #expect(scenario.pointSeconds.count == 1_200 + 5)
-        try ExportSupport.verifyFIT(try scenario.synthetic.write(.fit, in: dir), expect: scenario.fitExpectation())
-        try ExportSupport.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
+        try ThirdPartyReaders.verifyFIT(try scenario.synthetic.write(.fit, in: dir), expect: scenario.fitExpectation())
+        try ThirdPartyReaders.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
     }
 
     /// 2024-03-30T23:30Z to 2024-03-31T01:30Z: across midnight UTC and the EU's DST change
     /// (01:00Z). FIT and TCX times are UTC and simply continue; the local offset only moves
     /// activity.local_timestamp.
     @Test func workoutAcrossMidnightAndADSTChange() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let scenario = ExportScenario(start: 1_711_841_400_000, seconds: 7_200, hr: { 120 + Double($0 % 20) },
                                       rr: { _ in [512] }, speed: { _ in 3 }, lapStarts: [0, 1_800, 5_400])
@@ -92,8 +93,8 @@ import StrapSimulator
         try Data(try workout.export(.fit, options: ExportOptions(utcOffsetSeconds: 7_200))).write(to: fit)
         var expect = scenario.fitExpectation()
         expect["local_offset"] = 7_200
-        try ExportSupport.verifyFIT(fit, expect: expect)
-        try ExportSupport.verifyTCX(try workout.write(.tcx, in: dir), expect: scenario.tcxExpectation())
+        try ThirdPartyReaders.verifyFIT(fit, expect: expect)
+        try ThirdPartyReaders.verifyTCX(try workout.write(.tcx, in: dir), expect: scenario.tcxExpectation())
 
         let csv = String(decoding: try workout.export(.csv), as: UTF8.self).split(separator: "\n")
         #expect(csv.count == 1 + 7_200)
@@ -106,7 +107,7 @@ import StrapSimulator
     /// through `DeviceIngest` (a chest strap with contact losses and a speed/cadence sensor),
     /// a 15-minute ride with three laps and a pause.
     @Test func gattDerivedRide() throws {
-        let dir = try ExportSupport.temporaryDirectory()
+        let dir = try ThirdPartyReaders.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let t0: Millis = 1_717_236_000_000          // 2024-06-01T10:00:00Z
         let samples = GATTDerived.samples(kinds: [.hr, .csc], seed: 11, seconds: 900, t0: t0)
@@ -162,9 +163,9 @@ import StrapSimulator
             "hrv_ms": rr, "sensors": 2,
         ]
         #expect(rr.count > 800 && hr.compactMap { $0 }.count > 800)
-        try ExportSupport.verifyFIT(try SyntheticWorkout(workout: workout, samples: samples).write(.fit, in: dir), expect: expect)
+        try ThirdPartyReaders.verifyFIT(try SyntheticWorkout(workout: workout, samples: samples).write(.fit, in: dir), expect: expect)
         let tcx = try SyntheticWorkout(workout: workout, samples: samples).write(.tcx, in: dir)
-        try ExportSupport.verifyTCX(tcx, expect: ["sport": "Biking", "trackpoint_count": points.count,
+        try ThirdPartyReaders.verifyTCX(tcx, expect: ["sport": "Biking", "trackpoint_count": points.count,
                                                   "hr_max": Int(points.compactMap { hr[$0] }.max()!.rounded())])
     }
 }

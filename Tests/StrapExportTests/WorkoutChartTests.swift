@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ThirdPartyReaders
 import StrapModel
 @testable import StrapExport
 
@@ -26,7 +27,7 @@ import StrapModel
 
     @Test(arguments: ChartStyle.allCases)
     func matchesTheGoldenPicture(style: ChartStyle) throws {
-        let url = ExportSupport.fixtures.appendingPathComponent("chart-\(style.rawValue).txt")
+        let url = ThirdPartyReaders.fixtures.appendingPathComponent("chart-\(style.rawValue).txt")
         let picture = try Self.picture(style)
         if ProcessInfo.processInfo.environment["STRAPD_WRITE_GOLDEN"] == "1" {
             try picture.write(to: url, atomically: true, encoding: .utf8)
