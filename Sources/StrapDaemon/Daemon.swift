@@ -73,13 +73,13 @@ public final class Daemon: @unchecked Sendable {
             store: store, listener: listener, access: DaemonSetup.accessPolicy(c.access) { log.warning($0) },
             identity: { address, linkName in
                 let settings = devicesConfig[address]
-                // An athlete's profile names a sensor's wheel and cadence unit more precisely
-                // than the box's config file: it wins (docs/workouts.md).
+                // strapd.conf's [device.ADDR] is the box owner's word; an athlete's profile
+                // fills in what it leaves unset (strapd.conf(5)).
                 let fromProfile = profiles.deviceSettings(address)
                 let name = settings?.name ?? linkName ?? address
                 return (Device(id: address, address: address, name: name),
-                        DeviceIngest.Settings(wheelCircumference: fromProfile?.wheelCircumference ?? settings?.wheelCircumference ?? 2.105,
-                                              cadenceIsStepsPerMinute: fromProfile?.cadenceIsStepsPerMinute ?? settings?.cadenceIsSpm ?? false))
+                        DeviceIngest.Settings(wheelCircumference: settings?.wheelCircumference ?? fromProfile?.wheelCircumference ?? 2.105,
+                                              cadenceIsStepsPerMinute: settings?.cadenceIsSpm ?? fromProfile?.cadenceIsStepsPerMinute ?? false))
             },
             server: ServerConfiguration(outputLimits: OutputLimits(clientBuffer: c.daemon.clientBuffer),
                                         maximumConnections: c.daemon.maxClients),

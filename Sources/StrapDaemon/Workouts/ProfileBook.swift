@@ -81,7 +81,8 @@ public final class ProfileBook: Sendable {
     }
 
     /// The per-device settings any profile holds for `address` (wheel circumference, cadence
-    /// unit); the newest-named athlete wins when several set the same sensor.
+    /// unit); when several athletes set the same sensor, the name that sorts last wins (a
+    /// rule, not an accident of dictionary order).
     public func deviceSettings(_ address: String) -> DeviceSettings? {
         profiles.withLock { all in
             all.keys.sorted().compactMap { all[$0]?.devices[address] }.last
