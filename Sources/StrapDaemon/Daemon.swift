@@ -66,7 +66,9 @@ public final class Daemon: @unchecked Sendable {
         let workouts: WorkoutService
         do throws(StrapError) {
             profiles = try ProfileBook(directory: c.daemon.stateDirectory, today: CalendarDate(utcMillis: Clock.wallMillis()),
-                                       load: DaemonFiles.read, persist: DaemonFiles.replace)
+                                       load: DaemonFiles.read, persist: DaemonFiles.replace,
+                                       quarantine: DaemonFiles.quarantine)
+            if let problem = profiles.loadProblem { logger.error("athlete profiles: \(problem)") }
             workouts = try WorkoutService(store: store, profiles: profiles, log: { log.notice($0) })
         } catch { throw .store("workouts: \(error)") }
         let frontEnd = try DaemonFrontEnd(

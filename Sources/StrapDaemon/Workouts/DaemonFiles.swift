@@ -33,4 +33,11 @@ enum DaemonFiles {
         let dfd = Glibc.open(Path.directory(of: path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { _ = fsync(dfd); Glibc.close(dfd) }
     }
+
+    /// Moves a damaged file aside (`NAME.corrupt`) so the next write does not destroy it.
+    static func quarantine(_ path: String) throws(StrapError) -> String {
+        let aside = path + ".corrupt"
+        guard rename(path, aside) == 0 else { throw .unavailable("cannot move \(path) aside: \(String(cString: strerror(errno)))") }
+        return aside
+    }
 }

@@ -31,30 +31,47 @@ public final class ProfileBook: Sendable {
     public init() {
         path = ""
         persist = { _, _ throws(StrapError) in }
+        loadProblem = nil
         profiles = Mutex([:])
     }
 
-    /// Loads `directory/profiles.json`. A file that does not decode or validate is an error: the
-    /// daemon refuses to start rather than silently drop athletes' data.
-    public init(directory: String, today: CalendarDate, load: Load, persist: @escaping Persist) throws(StrapError) {
+    /// What was wrong with the file at start-up, if anything (the daemon logs it).
+    public let loadProblem: String?
+
+    /// Loads `directory/profiles.json`. A file that does not decode or validate is moved aside
+    /// (`quarantine`, e.g. to `profiles.json.corrupt`) and reported in `loadProblem`: the
+    /// athletes' data stays on disk for a person to repair, and recording goes on meanwhile.
+    public init(directory: String, today: CalendarDate, load: Load, persist: @escaping Persist,
+                quarantine: (_ path: String) throws(StrapError) -> String) throws(StrapError) {
         path = directory + "/" + Self.fileName
         self.persist = persist
         var loaded: [String: AthleteProfile] = [:]
+        var problem: String?
         if let bytes = try load(path) {
-            let file: File
-            do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
-                throw .invalidOption("\(path) is not a valid profile book: \(error)")
-            }
-            guard file.version == 1 else { throw .invalidOption("\(path) has version \(file.version); this strapd reads version 1") }
-            for (athlete, p) in file.profiles {
-                // A birth date that was valid when written stays valid; only its shape is checked.
-                do throws(StrapError) { try p.validate(today: max(today, p.dateOfBirth ?? today)) } catch {
-                    throw .invalidOption("\(path), athlete \(athlete): \(error)")
-                }
-                loaded[athlete] = p
+            do throws(StrapError) {
+                loaded = try Self.decode(bytes, today: today)
+            } catch {
+                let aside = try quarantine(path)
+                problem = "\(path): \(error); kept as \(aside), starting with no athlete profiles"
             }
         }
+        loadProblem = problem
         profiles = Mutex(loaded)
+    }
+
+    static func decode(_ bytes: [UInt8], today: CalendarDate) throws(StrapError) -> [String: AthleteProfile] {
+        let file: File
+        do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
+            throw .invalidOption("not a valid profile book (\(error))")
+        }
+        guard file.version == 1 else { throw .invalidOption("version \(file.version); this strapd reads version 1") }
+        for (athlete, p) in file.profiles {
+            // A birth date that was valid when written stays valid; only its shape is checked.
+            do throws(StrapError) { try p.validate(today: max(today, p.dateOfBirth ?? today)) } catch {
+                throw .invalidOption("athlete \(athlete): \(error)")
+            }
+        }
+        return file.profiles
     }
 
     public func profile(_ athlete: String) -> AthleteProfile? {
