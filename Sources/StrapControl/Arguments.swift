@@ -6,6 +6,8 @@ typealias WireJSON = StrapWire.JSONValue
 /// A usage error: exit 2 with the message and the command's usage.
 struct UsageError: Error {
     let message: String
+    /// False when the usage text would not help (which session to pick, say).
+    var showsUsage = true
 }
 
 /// Minimal option parsing: `--name value`, `--name=value`, repeated options, flags and

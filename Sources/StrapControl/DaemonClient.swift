@@ -14,6 +14,9 @@ public enum ExitCode {
     public static let notAuthorized: Int32 = 4
     /// `scan --until ADDR`: the scan ended without ADDR showing up.
     public static let notFound: Int32 = 5
+    /// The daemon answered `noData`: the value asked for was never set (an athlete without a
+    /// profile, an unset profile field).
+    public static let noData: Int32 = 6
 }
 
 /// Why talking to strapd failed, each with the message and exit code strapctl(1) documents.
@@ -134,6 +137,12 @@ public final class DaemonClient {
         }
     }
 
+    /// Whether a whole line is already buffered: `readMessage` returns without reading.
+    var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
+
+    /// The socket, for `poll` (commands that watch several streams at once).
+    var descriptor: Int32 { fd }
+
     /// The next line as a JSON object; nil at end of stream.
     public func readMessage() throws(ClientError) -> JSONObject? {
         guard let line = try readLine() else { return nil }
@@ -157,6 +166,15 @@ public final class DaemonClient {
             if message["id"] == id, message["ok"] != nil { return message }
             if message["id"] == .null, message["ok"] == .bool(false) { return message }
         }
+    }
+
+    /// The descriptors among `fds` that are readable (or hung up) within `milliseconds`
+    /// (-1: wait as long as it takes).
+    static func readable(_ fds: [Int32], milliseconds: Int32) -> Set<Int32> {
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        let n = polled.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), milliseconds) }
+        guard n > 0 else { return [] }
+        return Set(polled.filter { $0.revents != 0 }.map(\.fd))
     }
 
     static func errnoText(_ code: Int32) -> String {

@@ -17,6 +17,12 @@ public enum Strapctl {
           stats --type T --option average|minimum|maximum|mostRecent|sum [--from TIME] [--to TIME]
                 [--interval 15m|1h|1d|1w|1mo] [--anchor-date TIME] [--tz ZONE] [--by-source]
           live [--type T]... [--device ADDR]
+                                  live data; a device in a workout session shows its figures
+          workout start|pause|resume|stop|lap|marker|end|discard|send|list|show|follow ...
+                                  workout sessions (see strapctl workout help)
+          profile [--athlete NAME]                      an athlete's profile
+          profile set [--athlete NAME] KEY=VALUE...     change it (KEY= clears)
+          profile get [--athlete NAME] FIELD            one field (exit 6 when unset)
           decode CHAR HEX...      decode one GATT packet offline (see strapctl decode --help)
           help                    this text
         TIME is RFC 3339, now, or relative: -15m, -2h, -1d. The socket is $STRAPD_SOCKET or
@@ -26,13 +32,15 @@ public enum Strapctl {
     /// Runs a command to completion and returns what it printed (tests, one-shot commands).
     public static func run(_ arguments: [String], environment: [String: String] = [:]) -> CommandOutput {
         let (sink, collected) = OutputSink.collecting()
-        let code = run(arguments, environment: environment, sink: sink)
+        let code = run(arguments, environment: environment, sink: sink, interrupts: .none)
         let (out, err) = collected()
         return CommandOutput(exitCode: code, stdout: out, stderr: err)
     }
 
-    /// Runs a command writing to `sink` as it goes; returns the exit code.
-    public static func run(_ arguments: [String], environment: [String: String], sink: OutputSink) -> Int32 {
+    /// Runs a command writing to `sink` as it goes; returns the exit code. `interrupts` is how
+    /// a command that ends cleanly on Ctrl-C learns of it.
+    public static func run(_ arguments: [String], environment: [String: String], sink: OutputSink,
+                           interrupts: Interrupts = .none) -> Int32 {
         var args = arguments
         var socket = environment["STRAPD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonClient.defaultSocket
         var json = false
@@ -52,7 +60,9 @@ public enum Strapctl {
         }
         guard let command = args.first else { return usageError(nil, sink) }
         let rest = Array(args.dropFirst())
-        let context = CommandContext(socket: socket, json: json, sink: sink)
+        let context = CommandContext(socket: socket, json: json, sink: sink, interrupts: interrupts)
+        // A usage error of a command family shows that family's usage.
+        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage][command] ?? usage
         do {
             switch command {
             case "decode":
@@ -74,26 +84,32 @@ public enum Strapctl {
             case "delete": return try SampleCommands.delete(rest, context)
             case "stats": return try SampleCommands.stats(rest, context)
             case "live": return try LiveCommand.run(rest, context)
+            case "workout": return try WorkoutCommands.run(rest, context)
+            case "profile": return try ProfileCommands.run(rest, context)
             default:
                 return usageError("unknown command '\(command)'", sink)
             }
         } catch let error as UsageError {
-            return usageError(error.message, sink)
+            return usageError(error.message, sink, usage: error.showsUsage ? commandUsage : nil)
         } catch let error as ClientError {
             sink.error("strapctl: \(error)")
             return error.exitCode
         } catch let error as DaemonError {
             sink.error("strapctl: \(error.message) (\(error.code))")
-            return error.code == "notAuthorized" ? ExitCode.notAuthorized : ExitCode.daemonError
+            switch error.code {
+            case "notAuthorized": return ExitCode.notAuthorized
+            case "noData": return ExitCode.noData
+            default: return ExitCode.daemonError
+            }
         } catch {
             sink.error("strapctl: \(error)")
             return ExitCode.daemonError
         }
     }
 
-    static func usageError(_ message: String?, _ sink: OutputSink) -> Int32 {
+    static func usageError(_ message: String?, _ sink: OutputSink, usage: String? = usage) -> Int32 {
         if let message { sink.error("strapctl: \(message)") }
-        sink.error(usage)
+        if let usage { sink.error(usage) }
         return ExitCode.usage
     }
 }
@@ -109,18 +125,20 @@ struct CommandContext {
     let socket: String
     let json: Bool
     let sink: OutputSink
+    var interrupts: Interrupts = .none
 
     func connect(timeout: Double? = 30) throws(ClientError) -> DaemonClient {
         try DaemonClient(path: socket, timeout: timeout)
     }
 
     /// One request, one reply: the `result` object, or the daemon's error thrown.
-    func call(_ op: String, _ params: JSONObject = JSONObject()) throws -> JSONObject {
+    /// `echo: false` keeps a helper request (finding a session's id) out of `--json` output.
+    func call(_ op: String, _ params: JSONObject = JSONObject(), echo: Bool = true) throws -> JSONObject {
         let client = try connect()
         var request: JSONObject = ["id": .int(1), "op": .string(op)]
         for (k, v) in params.entries { request[k] = v }
         let reply = try client.call(request)
-        if json, reply["ok"] == .bool(true) { sink.print(JSONWriter.string(.object(reply))) }
+        if json, echo, reply["ok"] == .bool(true) { sink.print(JSONWriter.string(.object(reply))) }
         return try Self.result(of: reply)
     }
 

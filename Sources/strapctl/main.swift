@@ -8,6 +8,7 @@ let sink = OutputSink(isTerminal: isatty(1) == 1,
                       stderr: { text in text.withCString { cshims_write_stderr($0, strlen($0)) } })
 var environment: [String: String] = [:]
 if let s = getenv("STRAPD_SOCKET") { environment["STRAPD_SOCKET"] = String(decoding: UnsafeRawBufferPointer(start: s, count: strlen(s)), as: UTF8.self) }
-let code = Strapctl.run(Array(CommandLine.arguments.dropFirst()), environment: environment, sink: sink)
+// `.sigint` is armed only by commands that end cleanly on Ctrl-C (workout follow).
+let code = Strapctl.run(Array(CommandLine.arguments.dropFirst()), environment: environment, sink: sink, interrupts: .sigint)
 cshims_flush_stdout()
 exit(code)
