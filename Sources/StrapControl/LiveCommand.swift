@@ -15,33 +15,46 @@ enum LiveCommand {
         let client = try ctx.connect(timeout: nil)
         _ = try CommandContext.result(of: try client.call(request))
         let redrawing = ctx.sink.isTerminal && !ctx.json
-        // On a terminal, reads time out now and then so a throttled update is drawn anyway.
-        if redrawing { client.setTimeout(0.25) }
+        // Reads wait for poll; the timeout only bounds the wait for the rest of a partial line.
+        client.setTimeout(redrawing ? 0.25 : 1)
+        // Workout sessions are shown next to their devices; --json stays the live stream verbatim.
+        let watch = ctx.json ? nil : LiveWorkoutWatch(ctx)
         var view = LiveView()
         var drawn = redrawing ? redraw(view.render(), previous: 0, ctx.sink) : 0
         var lastDraw = 0.0
         var dirty = false
         while true {
-            let result = Result { () throws(ClientError) -> JSONObject? in try client.readMessage() }
-            if case .failure(.timedOut) = result, redrawing {
-                if dirty { drawn = redraw(view.render(), previous: drawn, ctx.sink); dirty = false; lastDraw = monotonicSeconds() }
-                continue
+            var lines: [String?] = []
+            if let watch {
+                let followed = watch.refresh(now: monotonicSeconds())
+                for info in followed { lines.append(view.followWorkout(info)) }
             }
-            guard let m = try result.get() else { throw ClientError.closed }
-            if m.string("event") == "shutdown" { throw ClientError.shuttingDown }
-            if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
-            guard let kind = m.string("event") else { continue }
-            let line = view.apply(kind, m.object("data") ?? JSONObject())
+            let waiting = client.hasBufferedLine || watch?.hasBufferedLine == true
+            // Wakes at least every quarter second on a terminal (a throttled frame is drawn)
+            // and every second piped (the workout list is checked again).
+            let ready = waiting ? [] : DaemonClient.readable([client.descriptor] + (watch?.descriptors ?? []),
+                                                              milliseconds: redrawing ? 250 : 1000)
+            if let watch {
+                for (session, kind, data) in watch.read(ready) { lines.append(view.applyWorkout(session, kind, data)) }
+            }
+            if client.hasBufferedLine || ready.contains(client.descriptor) {
+                let result = Result { () throws(ClientError) -> JSONObject? in try client.readMessage() }
+                if case .failure(.timedOut) = result { continue }
+                guard let m = try result.get() else { throw ClientError.closed }
+                if m.string("event") == "shutdown" { throw ClientError.shuttingDown }
+                if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))); continue }
+                if let kind = m.string("event") { lines.append(view.apply(kind, m.object("data") ?? JSONObject())) }
+            }
             if redrawing {
                 // At most ten frames a second: a flood of samples must not flood the terminal.
-                dirty = true
+                if !lines.isEmpty { dirty = true }
                 let now = monotonicSeconds()
-                guard now - lastDraw >= 0.1 else { continue }
+                guard dirty, now - lastDraw >= 0.1 else { continue }
                 lastDraw = now
                 dirty = false
                 drawn = redraw(view.render(), previous: drawn, ctx.sink)
-            } else if let line {
-                ctx.sink.print(line)
+            } else {
+                for case let line? in lines { ctx.sink.print(line) }
             }
         }
     }
@@ -83,6 +96,8 @@ public struct LiveView {
     private var order: [String] = []
     private var dropped = 0
     private var latest: Int64 = 0
+    /// Workout sessions holding devices, by session id (LiveWorkouts.swift).
+    var workouts: [String: WorkoutFollowView] = [:]
 
     public init() {}
 
@@ -183,6 +198,7 @@ public struct LiveView {
             if let c = s.contact { head += "  contact \(c)" }
             if let r = s.rssi { head += "  RSSI \(r)" }
             lines.append(head)
+            lines += workoutLines(for: address)
             var values: [String] = []
             if let hr = s.heartRate { values.append("♥ \(SampleCommands.formatNumber(hr)) bpm") }
             if !s.rr.isEmpty { values.append("RR \(s.rr.map(String.init).joined(separator: " ")) ms") }

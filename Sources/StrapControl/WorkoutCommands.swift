@@ -94,9 +94,9 @@ enum WorkoutCommands {
     /// lap: the lap that just ended in one line; marker: where it was set.
     static func event(_ command: String, _ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: ["meta"], flags: [])
+        let meta = try metadata(a)
         let id = try session(a.optionalPositional(), ctx)
         var params: JSONObject = ["session": .string(id)]
-        let meta = try metadata(a)
         if !meta.isEmpty { params["metadata"] = .object(meta) }
         let r = try ctx.call("workout.\(command)", params)
         if ctx.json { return ExitCode.success }
