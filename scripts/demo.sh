@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job: strapd on simulated sensors (real GATT bytes through the real pipeline),
-# watched live with strapctl, then statistics of what was recorded. No root, no hardware.
+# watched live with strapctl, a short workout session run through strapctl, then statistics
+# of what was recorded. No root, no hardware.
 #   DEMO_SECONDS=20 (how long to watch)   DEMO_SENSORS=3 (simulated sensors)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +29,27 @@ export STRAPD_SOCKET=$SOCK
 echo
 echo "== strapd --simulate=$SENSORS running (state in $DIR); watching live for ${SECS}s"
 timeout --foreground "$SECS" "$BIN/strapctl" live || true
+echo
+echo "== a workout through strapctl: profile, start (cycling, indoor), lap, pause, resume, end"
+HRM=5E:1A:00:00:48:00   # the simulated heart-rate strap and speed/cadence sensor
+CSC=5E:1A:00:00:5B:00
+"$BIN/strapctl" profile set weight=72.5 dateOfBirth=1990-04-01 biologicalSex=female restingHeartRate=52 \
+  device.$CSC.wheelCircumference=2.105
+"$BIN/strapctl" workout start --activity cycling --location indoor --device "$HRM" --device "$CSC" --meta route=demo
+"$BIN/strapctl" workout follow > "$DIR/follow.txt" 2>&1 &   # piped: one plain line per event
+FOLLOW=$!
+sleep 4; "$BIN/strapctl" workout lap --meta split=1
+sleep 3; "$BIN/strapctl" workout pause
+sleep 2; "$BIN/strapctl" workout resume
+sleep 3; "$BIN/strapctl" workout list
+WORKOUT=$("$BIN/strapctl" workout end | awk 'NR == 1 { print $2 }')
+wait "$FOLLOW" || true
+echo
+echo "== what strapctl workout follow printed meanwhile"
+sed '/^saved as workout/q' "$DIR/follow.txt"
+echo
+echo "== strapctl workout show $WORKOUT"
+"$BIN/strapctl" workout show "$WORKOUT"
 echo
 echo "== strapctl devices"
 "$BIN/strapctl" devices

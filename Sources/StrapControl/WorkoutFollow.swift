@@ -118,7 +118,7 @@ struct WorkoutFollowView {
             details.events.append(.init(kind: kind, time: data.string("time"), metadata: data.object("metadata")))
             // The session's events came with the `ok`, so the count holds for a late follower.
             let laps = details.events.filter { $0.kind == "lap" }.count
-            let what = kind == "lap" ? "lap: lap \(laps + 1) begins" : kind
+            let what = kind == "lap" ? "lap (lap \(laps + 1) begins)" : kind
             return ["\(TextFormat.clock(data.string("time"))) \(what)" + (meta.isEmpty ? "" : " " + meta)]
         case "message":
             let payload = data["payload"].map { JSONWriter.string($0) } ?? "null"

@@ -180,7 +180,7 @@ import StrapWire
         #expect(view.headline == "following 281019D0-FFC9-4A5E-8349-C0AF310A8F88: running, outdoor, athlete bob, paused")
         #expect(view.apply("state", object(#"{"from":"paused","to":"running","time":"2026-12-01T16:01:30.000Z"}"#)) == ["16:01:30 paused → running"])
         #expect(view.apply("event", object(#"{"kind":"marker","time":"2026-12-01T16:01:31.000Z","metadata":{"note":"sprint"}}"#)) == ["16:01:31 marker note=sprint"])
-        #expect(view.apply("event", object(#"{"kind":"lap","time":"2026-12-01T16:01:32.000Z","metadata":{}}"#)) == ["16:01:32 lap: lap 2 begins"])
+        #expect(view.apply("event", object(#"{"kind":"lap","time":"2026-12-01T16:01:32.000Z","metadata":{}}"#)) == ["16:01:32 lap (lap 2 begins)"])
         #expect(view.apply("message", object(#"{"payload":{"pace":"up"},"time":"2026-12-01T16:01:33.000Z"}"#)) == [#"16:01:33 message {"pace":"up"}"#])
         let stats = object(Self.session).object("statistics")!
         var running = stats

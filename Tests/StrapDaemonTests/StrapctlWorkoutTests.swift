@@ -260,7 +260,7 @@ import Testing
         #expect(try h.client().call(#"{"id":1,"op":"workout.marker","session":"\#(id)","metadata":{"note":"sprint"}}"#).isOK)
         #expect(try waitFor { follow.output.text.contains(" marker note=sprint\n") })
         #expect(strapctl(h, "workout", "lap").exitCode == 0)
-        #expect(try waitFor { follow.output.text.contains(" lap: lap 2 begins\n") })
+        #expect(try waitFor { follow.output.text.contains(" lap (lap 2 begins)\n") })
         try feed.submit(until: 8, to: h); clock.set(seconds: 8)
         // Statistics lines: elapsed, state, heart rate and the lap.
         #expect(try waitFor { lines(follow.output.text).contains { $0.hasPrefix("0:0") && $0.contains("  running  HR ") && $0.hasSuffix("  lap 2") } })
