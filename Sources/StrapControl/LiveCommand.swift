@@ -18,7 +18,7 @@ enum LiveCommand {
         // Reads wait for poll; the timeout only bounds the wait for the rest of a partial line.
         client.setTimeout(redrawing ? 0.25 : 1)
         // Workout sessions are shown next to their devices; --json stays the live stream verbatim.
-        let watch = ctx.json ? nil : LiveWorkoutWatch(ctx)
+        let watch = ctx.json ? nil : LiveWorkoutWatch(ctx, devices: devices)
         var view = LiveView()
         var drawn = redrawing ? redraw(view.render(), previous: 0, ctx.sink) : 0
         var lastDraw = 0.0

@@ -12,12 +12,17 @@ final class LiveWorkoutWatch {
     static let holdingStates: Set<String> = ["prepared", "running", "paused"]
 
     private let ctx: CommandContext
+    /// `live --device`: only sessions on these devices (upper case); empty: every session.
+    private let devices: Set<String>
     private var followers: [String: DaemonClient] = [:]
     private var lastCheck = -Double.infinity
     /// Set when the daemon cannot list workouts (none configured, no grant): live goes on without.
     private var disabled = false
 
-    init(_ ctx: CommandContext) { self.ctx = ctx }
+    init(_ ctx: CommandContext, devices: [String] = []) {
+        self.ctx = ctx
+        self.devices = Set(devices.map { $0.uppercased() })
+    }
 
     var descriptors: [Int32] { followers.values.map(\.descriptor) }
     var hasBufferedLine: Bool { followers.values.contains { $0.hasBufferedLine } }
@@ -36,6 +41,8 @@ final class LiveWorkoutWatch {
         for info in listing.objects("sessions") {
             guard let session = info.object("session"), let id = session.string("session"), followers[id] == nil,
                   Self.holdingStates.contains(session.string("state") ?? "") else { continue }
+            let used = WorkoutDetails.strings(session["deviceIDs"]).map { $0.uppercased() }
+            guard devices.isEmpty || used.contains(where: devices.contains) else { continue }
             do {
                 let client = try ctx.connect(timeout: 1)
                 let reply = try client.call(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
