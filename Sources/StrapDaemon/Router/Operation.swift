@@ -68,8 +68,7 @@ struct Operation: Sendable {
     let permission: Permission
     let run: Handler
 
-    /// Operation names are part of the contract (spec §6). `workout.*` (record) and
-    /// `profile.*` (admin) are reserved and answered `unknownOp` until they exist.
+    /// Operation names are part of the contract (docs/protocol.md#operations).
     static let table: [String: Operation] = [
         "status": Operation(permission: .none) { r, q, s throws(WireError) in try r.status(q, s) },
         "cancel": Operation(permission: .none) { r, q, s throws(WireError) in try r.cancel(q, s) },
@@ -105,11 +104,4 @@ struct Operation: Sendable {
         "profile.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.profileGet(q, s) },
         "profile.set": Operation(permission: .admin) { r, q, s throws(WireError) in try r.profileSet(q, s) },
     ]
-
-    /// What the reserved families will need, so the mapping is decided already.
-    static func reservedPermission(_ op: String) -> Permission? {
-        if op.hasPrefix("workout.") { return op == "workout.get" || op == "workout.list" || op == "workout.live" || op == "workout.export" ? .read : .record }
-        if op.hasPrefix("profile.") { return op == "profile.get" ? .read : .admin }
-        return nil
-    }
 }

@@ -129,9 +129,8 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
 
     func handle(_ request: Request, in session: ClientSession) {
         guard let operation = Operation.table[request.op] else {
-            let reserved = request.op.hasPrefix("workout.") || request.op.hasPrefix("profile.")
             session.connection.write(Reply.failure(id: request.id, error: WireError(.unknownOp,
-                reserved ? "\(request.op) is not implemented by this strapd" : "unknown operation \"\(request.op)\"")))
+                "unknown operation \"\(request.op)\"")))
             return
         }
         guard session.grants.permits(operation.permission) else {
