@@ -20,7 +20,7 @@ daemon_start hci1 || exit 1
 daemon_attach "$PERIPH" || exit 1
 ctl --json workout start --activity cycling --location indoor --device "$PERIPH" > "$OUT/workout-start.json" 2>&1 ||
 	{ check workout-started FAIL "$(tail -c 300 "$OUT/workout-start.json")"; exit 1; }
-WORKOUT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"]["session"])' "$OUT/workout-start.json")
+WORKOUT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["session"]["session"])' "$OUT/workout-start.json")
 check workout-started OK "session $WORKOUT on $PERIPH"
 S=$OUT/sensor-s1.log
 ev_after() {   # ev_after EVENT_A EVENT_B: t of the first EVENT_B after the first EVENT_A
@@ -62,7 +62,7 @@ check resumed-streaming "$([ -n "$again" ] && echo OK || echo FAIL)" \
 step "streaming ${AFTER}s after strapd resumed"
 sleep "$AFTER"
 ctl --json workout show "$WORKOUT" > "$OUT/workout-before-end.json" 2>&1
-state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["session"]["state"])' "$OUT/workout-before-end.json" 2>/dev/null)
+state=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["result"]["session"]["state"])' "$OUT/workout-before-end.json" 2>/dev/null)
 check workout-continued "$([ "$state" = running ] && echo OK || echo FAIL)" "state after the link loss and return: ${state:-$(tail -c 200 "$OUT/workout-before-end.json")}"
 ctl --json workout end "$WORKOUT" > "$OUT/workout.json" 2>&1 || check workout-saved FAIL "$(tail -c 300 "$OUT/workout.json")"
 kill "$(cat "$OUT/sensor-s1.pid")"; sleep 3
@@ -89,7 +89,7 @@ import datetime, json, sys
 def ts(s):
     return datetime.datetime.fromisoformat(s.replace('Z', '+00:00')).timestamp()
 try:
-    w = json.load(open(sys.argv[2]))['workout']
+    w = json.load(open(sys.argv[2]))['result']['workout']
 except (OSError, ValueError, KeyError) as e:
     print(json.dumps({'name': 'workout-saved', 'ok': False, 'detail': 'no saved workout: %s' % e})); sys.exit()
 print(json.dumps({'name': 'workout-saved', 'ok': bool(w.get('uuid')), 'detail': 'workout %s, %s s' % (w.get('uuid'), w['summary'].get('elapsedTime'))}))
