@@ -88,23 +88,35 @@ public final class WorkoutService: @unchecked Sendable {
         let scan = try file.openSessions()
         for d in scan.damaged { log("workout journal \(d.file) is damaged (\(d.problem)); left in place, session not recovered") }
         for id in scan.alreadySaved { log("workout session \(id) was already saved before the restart; its journal is removed") }
+        var recovered: [WorkoutSession] = []
         for s in scan.sessions {
             do throws(StrapError) {
                 let session = try lock.withLock { _ throws(StrapError) in try engine.recover(s.entries) }
-                if let predicate = session.replayPredicate {
-                    let samples = try store.samples(matching: predicate, sort: SampleSort(.start))
-                    try lock.withLock { _ throws(StrapError) in
-                        for sample in samples { try engine.add(sample, to: session.id) }
-                    }
-                }
+                recovered.append(session)
                 log("workout session \(session.id) recovered (\(session.state.rawValue), athlete \(session.configuration.athlete))")
             } catch {
                 log("workout session \(s.session) could not be recovered: \(error)")
             }
         }
+        try refeed(recovered)
         let awaiting = lock.withLock { _ in engine.sessionsAwaitingSave }
         for id in awaiting {
             do throws(StrapError) { _ = try end(id) } catch { log("workout session \(id): saving its workout after the restart failed: \(error)") }
+        }
+    }
+
+    /// One pass over the store for every recovered session (start-up reads the union of their
+    /// devices over the union of their spans once, not once per session), each sample handed
+    /// to the sessions whose own replay predicate it matches, in time order.
+    private func refeed(_ sessions: [WorkoutSession]) throws(StrapError) {
+        let wanted = sessions.compactMap { s in s.replayPredicate.map { (s.id, $0) } }
+        guard !wanted.isEmpty else { return }
+        let predicate: SamplePredicate = wanted.count == 1 ? wanted[0].1 : .or(wanted.map(\.1))
+        let samples = try store.samples(matching: predicate, sort: SampleSort(.start))
+        try lock.withLock { _ throws(StrapError) in
+            for sample in samples {
+                for (id, p) in wanted where p.matches(sample) { try engine.add(sample, to: id) }
+            }
         }
     }
 
