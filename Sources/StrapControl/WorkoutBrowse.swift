@@ -62,16 +62,8 @@ enum WorkoutBrowse {
         let id = try WorkoutCommands.session(try a.single("workout or session id"), ctx, savedToo: true)
         let r = try ctx.call("workout.get", ["session": .string(id)])
         if ctx.json { return ExitCode.success }
-        var d = details(r)
-        if d.workoutUUID == nil, d.state != "notStarted", d.start != nil {
-            // An open session has no saved HRV yet: strapd computes it over the span so far.
-            do {
-                let hrv = try ctx.call("workout.hrv", ["workout": .string(id)], echo: false)
-                d.figures.merge(WorkoutHRV.summaryFigures(hrv)) { $1 }
-            } catch let e as DaemonError where e.code != "noData" {
-                d.hrvReason = e.message
-            } catch is DaemonError {}
-        }
+        // An open session's HRV is left to `workout hrv`: it reads every beat so far.
+        let d = details(r)
         let settings = ChartSettings(mode, sink: ctx.sink, environment: ctx.environment)
         var chart: [String] = []
         if settings.style != nil {

@@ -74,17 +74,13 @@ enum WorkoutCharts {
     /// longer than that stays a gap.
     static let holdMilliseconds: Int64 = 5000
     /// Samples asked for per `samples.query` page: well under the 2 MiB reply limit.
-    static let pageSize = 4000
+    static let defaultPageSize = 4000
 
     /// The chart's lines, or one line saying why there is none.
     static func heartRateLines(_ span: HeartRateSpan, _ settings: ChartSettings, _ ctx: CommandContext) -> [String] {
-        guard let style = settings.style else { return [] }
+        guard settings.style != nil else { return [] }
         do {
-            let points = try fetch(span, bins: settings.bins, ctx)
-            let chart = WorkoutChart(width: settings.width, height: 10, style: style)
-            let text = try chart.heartRate(resample(points, span: span, bins: settings.bins), start: span.start, end: span.end,
-                                           pauses: span.pauses, lapStarts: span.lapStarts)
-            return lines(text)
+            return try render(try fetch(span, bins: settings.bins, ctx), span, settings)
         } catch let e as DaemonError {
             return ["heart-rate chart unavailable: \(e.message) (\(e.code))"]
         } catch {
@@ -92,12 +88,21 @@ enum WorkoutCharts {
         }
     }
 
+    /// The curve of `points` (time, bpm) over the span, 10 rows high.
+    static func render(_ points: [(Int64, Double)], _ span: HeartRateSpan, _ settings: ChartSettings) throws(ChartError) -> [String] {
+        guard let style = settings.style else { return [] }
+        let chart = WorkoutChart(width: settings.width, height: 10, style: style)
+        return lines(try chart.heartRate(resample(points, span: span, bins: settings.bins), start: span.start, end: span.end,
+                                         pauses: span.pauses, lapStarts: span.lapStarts))
+    }
+
     /// The workout's heart rates. Short workouts: the samples themselves, a page of
     /// `samples.query` at a time (a long reply is cut at 2 MiB). When a chart point covers a
     /// minute or more, a `statistics.collection` of averages per such interval instead: the
     /// chart shows no more than that, and a 24-hour workout is then ~150 numbers, not 86,400
     /// samples. Heart rates of 0 (no reading) are left out either way.
-    static func fetch(_ span: HeartRateSpan, bins: Int, _ ctx: CommandContext) throws -> [(Int64, Double)] {
+    static func fetch(_ span: HeartRateSpan, bins: Int, pageSize: Int = defaultPageSize,
+                      _ ctx: CommandContext) throws -> [(Int64, Double)] {
         guard let base = span.predicate else { return [] }
         let counted: WireJSON = .object(["value": .object(["min": .int(1)])])
         let duration = span.end - span.start
@@ -194,7 +199,7 @@ enum WorkoutCharts {
     }
 
     static func lines(_ text: String) -> [String] {
-        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map { String($0).trimmingTrailingSpaces }
         if lines.last == "" { lines.removeLast() }
         return lines
     }

@@ -53,17 +53,6 @@ enum WorkoutHRV {
         return [title] + rows.map { "  " + $0.0.padding(12) + $0.1 }
     }
 
-    /// `workout.hrv`'s report as the saved summary's keys (docs/workouts.md), so an open
-    /// session's HRV reads like a saved workout's.
-    static func summaryFigures(_ r: JSONObject) -> [String: Double] {
-        let keys = ["meanNN": "hrvMeanNN", "sdnn": "hrvSDNN", "rmssd": "hrvRMSSD", "pnn50": "hrvPNN50",
-                    "intervals": "hrvIntervals", "normal": "hrvNormalIntervals", "excludedOutOfRange": "hrvExcludedOutOfRange",
-                    "excludedEctopic": "hrvExcludedEctopic", "excludedPaused": "hrvExcludedPaused"]
-        var out: [String: Double] = [:]
-        for (from, to) in keys { if let v = r.number(from) { out[to] = v } }
-        return out
-    }
-
     /// `RMSSD 64.9 ms, SDNN 73.9 ms, mean NN 1185.8 ms, pNN50 38.5 % (751 of 772 RR intervals
     /// normal)` from the summary's `hrv*` figures; nil when the workout has none.
     static func summaryLine(_ f: [String: Double]) -> String? {
