@@ -28,12 +28,13 @@ enum WorkoutExport {
                 target = output.map { $0.hasSuffix("/") ? $0 + name : $0 + "/" + name } ?? name
             }
         }
-        // Created before asking strapd, so an unwritable place fails before any work.
+        // Ctrl-C is caught from here on, so the temporary file is always removed. The file is
+        // created before asking strapd: an unwritable place fails before any work.
+        let interrupt = ctx.interrupts.arm()
         let file = try target.map { path throws(ExportFailure) in try TemporaryFile(replacing: path) }
         defer { file?.discard() }
 
         let client = try ctx.connect(timeout: nil)
-        let interrupt = ctx.interrupts.arm()
         try client.send(["id": .int(1), "op": .string("workout.export"), "workout": .string(id), "format": .string(format)])
         client.setTimeout(1)   // only bounds the rest of a partial line: strapd writes whole lines
         var assembler: ExportAssembler?
