@@ -52,7 +52,8 @@ enum WorkoutBrowse {
     }
 
     /// A session (open or recently ended) or a saved workout: summary, heart-rate chart, laps,
-    /// events, zone bars.
+    /// events, zone bars. HRV is the saved workout's; an open session's is left to `workout
+    /// hrv`, which reads every beat so far.
     static func show(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: ["chart"], flags: [])
         let given = a.value("chart") ?? "auto"
@@ -62,7 +63,6 @@ enum WorkoutBrowse {
         let id = try WorkoutCommands.session(try a.single("workout or session id"), ctx, savedToo: true)
         let r = try ctx.call("workout.get", ["session": .string(id)])
         if ctx.json { return ExitCode.success }
-        // An open session's HRV is left to `workout hrv`: it reads every beat so far.
         let d = details(r)
         let settings = ChartSettings(mode, sink: ctx.sink, environment: ctx.environment)
         var chart: [String] = []

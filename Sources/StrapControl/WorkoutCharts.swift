@@ -28,7 +28,8 @@ struct ChartSettings {
         width = sink.columns ?? environment["COLUMNS"].flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } ?? 80
     }
 
-    /// Data points the curve can show: one per braille dot column, or per character in ASCII.
+    /// Data points the curve can show: one per braille dot column, or per character in ASCII,
+    /// right of WorkoutChart's 5-column y axis.
     var bins: Int { max(1, width - 5) * (style == .unicode ? 2 : 1) }
 }
 
