@@ -47,7 +47,7 @@ let package = Package(
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
-        .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "CShims"]),
+        .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
                                                               "StrapDaemon", "StrapIngest", "StrapSimulator",

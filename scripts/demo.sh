@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: strapd on simulated sensors (real GATT bytes through the real pipeline),
-# watched live with strapctl, a short workout session run through strapctl, then statistics
-# of what was recorded. No root, no hardware.
+# watched live with strapctl, a short workout session run through strapctl (shown with its
+# heart-rate chart, its HRV, exported as FIT), then statistics of what was recorded. No root,
+# no hardware.
 #   DEMO_SECONDS=20 (how long to watch)   DEMO_SENSORS=3 (simulated sensors)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,8 +49,14 @@ echo
 echo "== what strapctl workout follow printed meanwhile"
 sed '/^saved as workout/q' "$DIR/follow.txt"
 echo
-echo "== strapctl workout show $WORKOUT"
+echo "== strapctl workout show $WORKOUT   (heart-rate chart: braille on a UTF-8 terminal, ASCII when piped)"
 "$BIN/strapctl" workout show "$WORKOUT"
+echo
+echo "== strapctl workout hrv $WORKOUT"
+"$BIN/strapctl" workout hrv "$WORKOUT" || true
+echo
+echo "== strapctl workout export $WORKOUT --format fit -o $DIR"
+"$BIN/strapctl" workout export "$WORKOUT" --format fit -o "$DIR"
 echo
 echo "== strapctl devices"
 "$BIN/strapctl" devices

@@ -17,6 +17,8 @@ public enum ExitCode {
     /// The daemon answered `noData`: the value asked for was never set (an athlete without a
     /// profile, an unset profile field).
     public static let noData: Int32 = 6
+    /// Ctrl-C ended a command that had something to finish (`workout export`: nothing written).
+    public static let interrupted: Int32 = 130
 }
 
 /// Why talking to strapd failed, each with the message and exit code strapctl(1) documents.

@@ -18,7 +18,7 @@ public enum Strapctl {
                 [--interval 15m|1h|1d|1w|1mo] [--anchor-date TIME] [--tz ZONE] [--by-source]
           live [--type T]... [--device ADDR]
                                   live data; a device in a workout session shows its figures
-          workout start|pause|resume|stop|lap|marker|end|discard|send|list|show|follow ...
+          workout start|pause|resume|stop|lap|marker|end|discard|send|list|show|follow|export|hrv ...
                                   workout sessions (see strapctl workout help)
           profile [--athlete NAME]                      an athlete's profile
           profile set [--athlete NAME] KEY=VALUE...     change it (KEY= clears)
@@ -60,7 +60,7 @@ public enum Strapctl {
         }
         guard let command = args.first else { return usageError(nil, sink) }
         let rest = Array(args.dropFirst())
-        let context = CommandContext(socket: socket, json: json, sink: sink, interrupts: interrupts)
+        let context = CommandContext(socket: socket, json: json, sink: sink, interrupts: interrupts, environment: environment)
         // A usage error of a command family shows that family's usage.
         let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage][command] ?? usage
         do {
@@ -126,6 +126,8 @@ struct CommandContext {
     let json: Bool
     let sink: OutputSink
     var interrupts: Interrupts = .none
+    /// STRAPD_SOCKET, COLUMNS and the locale variables (`Terminal.environmentNames`).
+    var environment: [String: String] = [:]
 
     func connect(timeout: Double? = 30) throws(ClientError) -> DaemonClient {
         try DaemonClient(path: socket, timeout: timeout)

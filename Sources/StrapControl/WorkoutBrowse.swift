@@ -51,20 +51,38 @@ enum WorkoutBrowse {
         return out
     }
 
-    /// A session (open or recently ended) or a saved workout: summary, laps, events, zones.
+    /// A session (open or recently ended) or a saved workout: summary, heart-rate chart, laps,
+    /// events, zone bars. HRV is the saved workout's; an open session's is left to `workout
+    /// hrv`, which reads every beat so far.
     static func show(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
-        let a = try Arguments(args, options: [], flags: [])
+        let a = try Arguments(args, options: ["chart"], flags: [])
+        let given = a.value("chart") ?? "auto"
+        guard let mode = ChartMode(rawValue: given) else {
+            throw UsageError(message: "--chart must be auto, unicode, ascii or none, got '\(given)'")
+        }
         let id = try WorkoutCommands.session(try a.single("workout or session id"), ctx, savedToo: true)
         let r = try ctx.call("workout.get", ["session": .string(id)])
         if ctx.json { return ExitCode.success }
-        for line in showLines(r) { ctx.sink.print(line) }
+        let d = details(r)
+        let settings = ChartSettings(mode, sink: ctx.sink, environment: ctx.environment)
+        var chart: [String] = []
+        if settings.style != nil {
+            let now = r.object("statistics")?.string("time").flatMap { try? RFC3339Timestamp.parse($0) }
+            chart = HeartRateSpan(d, now: now).map { WorkoutCharts.heartRateLines($0, settings, ctx) }
+                ?? ["heart-rate chart: the session has not started"]
+        }
+        for line in WorkoutReport.lines(d, chart: chart, zoneBars: WorkoutCharts.zoneBars(d, settings)) { ctx.sink.print(line) }
         return ExitCode.success
     }
 
-    /// `workout.get`'s result as text. A heart-rate chart, once there is a renderer for it,
-    /// goes in `chart`: between the summary and the tables.
-    static func showLines(_ r: JSONObject, chart: [String] = []) -> [String] {
-        let d = r.object("session") != nil ? WorkoutDetails(sessionInfo: r) : WorkoutDetails(saved: r.object("workout") ?? JSONObject())
-        return WorkoutReport.lines(d, chart: chart)
+    /// `workout.get`'s result: a session with its statistics (and workout once saved), or a
+    /// saved workout.
+    static func details(_ r: JSONObject) -> WorkoutDetails {
+        r.object("session") != nil ? WorkoutDetails(sessionInfo: r) : WorkoutDetails(saved: r.object("workout") ?? JSONObject())
+    }
+
+    /// `workout.get`'s result as text with `chart` between the summary and the tables.
+    static func showLines(_ r: JSONObject, chart: [String] = [], zoneBars: [String]? = nil) -> [String] {
+        WorkoutReport.lines(details(r), chart: chart, zoneBars: zoneBars)
     }
 }

@@ -15,8 +15,15 @@ enum WorkoutCommands {
           send [ID] JSON          relay a JSON value to the session's followers
           list [--from TIME] [--to TIME] [--limit N]
                                   open sessions, then saved workouts (newest first)
-          show ID                 a session or saved workout: summary, laps, events, zones
+          show ID [--chart auto|unicode|ascii|none]
+                                  a session or saved workout: summary, HRV, heart-rate chart,
+                                  laps, events, time in zones
           follow [ID]             the session live until it is saved (Ctrl-C stops following)
+          export ID [--format fit|tcx|csv] [-o FILE|DIR|-]
+                                  a saved workout as a file (default fit, named
+                                  YYYYMMDD-HHMMSS-ACTIVITY.EXT after its start, UTC)
+          hrv [ID] | hrv --from TIME --to TIME [--device ADDR]
+                                  heart-rate variability of a workout or a time range
         ID is a session's UUID or its first characters (show also takes a saved workout's); it
         may be left out when exactly one session is open. TYPE is a HealthKit activity name
         (running, cycling, walking, rowing, …; default other).
@@ -35,6 +42,8 @@ enum WorkoutCommands {
         case "list": return try WorkoutBrowse.list(rest, ctx)
         case "show": return try WorkoutBrowse.show(rest, ctx)
         case "follow": return try WorkoutFollow.run(rest, ctx)
+        case "export": return try WorkoutExport.run(rest, ctx)
+        case "hrv": return try WorkoutHRV.run(rest, ctx)
         case "help", "--help", "-h":
             ctx.sink.print(usage)
             return ExitCode.success

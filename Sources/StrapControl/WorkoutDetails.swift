@@ -47,6 +47,8 @@ struct WorkoutDetails {
     var energyReason: String?
     var zones: Zones?
     var zonesReason: String?
+    /// Why the saved workout has no HRV figures (`hrv*` in `figures` otherwise).
+    var hrvReason: String?
     var laps: [Lap] = []
     var events: [Event] = []
     var metadata: JSONObject?
@@ -67,6 +69,7 @@ struct WorkoutDetails {
         energySource = info.string("activeEnergySource")
         energyReason = info.string("activeEnergyReason")
         zonesReason = info.string("heartRateZonesReason")
+        hrvReason = info.string("hrvReason")
         if let method = info.string("heartRateZoneMethod") {
             let bounds = (0...5).compactMap { figures["heartRateZoneBound\($0)"] }
             zones = Zones(method: method, isDefaultScheme: info.string("heartRateZoneScheme") == "default",

@@ -3,14 +3,19 @@
 /// command composes what it needs and a chart (`lines(_:chart:)`) goes between the summary
 /// and the tables.
 enum WorkoutReport {
-    /// Summary, then `chart` (lines drawn by a chart renderer; none yet), laps, events, zones.
-    static func lines(_ d: WorkoutDetails, chart: [String] = []) -> [String] {
+    /// Summary, then `chart` (the heart-rate curve, WorkoutCharts), laps, events, zones: as
+    /// `zoneBars` when given (a bar per zone), else as a table.
+    static func lines(_ d: WorkoutDetails, chart: [String] = [], zoneBars: [String]? = nil) -> [String] {
         var out = summary(d, zonesInline: false)
         if !chart.isEmpty { out += [""] + chart }
         out += [""] + laps(d)
         let events = self.events(d)
         if !events.isEmpty { out += [""] + events }
-        out += [""] + zones(d)
+        if let zoneBars, let heading = zones(d).first {
+            out += ["", heading] + zoneBars
+        } else {
+            out += [""] + zones(d)
+        }
         return out
     }
 
@@ -36,6 +41,11 @@ enum WorkoutReport {
         rows.append(("duration", (f["elapsedTime"].map(TextFormat.duration) ?? "-") + " (excluding pauses)"))
         if let m = f["distance"] { rows.append(("distance", TextFormat.distance(m))) }
         rows.append(("heart rate", heartRate(f)))
+        if let hrv = WorkoutHRV.summaryLine(f) {
+            rows.append(("HRV", hrv))
+        } else if let reason = d.hrvReason {
+            rows.append(("HRV", "unknown: " + reason))
+        }
         rows.append(("energy", energy(d)))
         if let avg = f["speedAverage"] {
             rows.append(("speed", "avg \(TextFormat.speed(avg))" + (f["speedMaximum"].map { ", max \(TextFormat.speed($0))" } ?? "")))
