@@ -92,7 +92,7 @@ extension RequestRouter {
         if let w = info.workout { return w }
         guard let start = info.session.startDate else { throw .noData("workout session \(id) has not started") }
         return Workout(activityType: info.session.configuration.activityType.rawValue, start: start,
-                       end: info.session.stopDate ?? Clock.wallMillis(), deviceIDs: info.session.deviceIDs,
+                       end: info.session.stopDate ?? service.now(), deviceIDs: info.session.deviceIDs,
                        events: info.session.events)
     }
 }

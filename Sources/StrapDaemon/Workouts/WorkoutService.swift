@@ -38,7 +38,8 @@ public final class WorkoutService: @unchecked Sendable {
     public let profiles: ProfileBook
     public let catalog: WorkoutCatalog
     let store: Store
-    private let now: @Sendable () -> Millis
+    /// The engine's clock (tests move it; the daemon's is the wall clock).
+    let now: @Sendable () -> Millis
     /// Writes the Heart Rate Control Point reset when a session's strap saturates its energy counter.
     private let resetEnergyBox = Mutex<(@Sendable (SensorAddress) -> Void)?>(nil)
     private let log: @Sendable (String) -> Void
