@@ -19,7 +19,7 @@ public final class Daemon: @unchecked Sendable {
     public private(set) var configuration: Configuration
     public let logger: Logger
     let queue = DispatchQueue(label: "strapd.daemon")
-    let startedAt = Clock.wallMillis()
+    let startedAt = ReceiveTime.now().wall
 
     private var frontEnd: DaemonFrontEnd?
     public var context: DaemonContext? { frontEnd?.context }
@@ -39,7 +39,7 @@ public final class Daemon: @unchecked Sendable {
     /// Called when the daemon has stopped (the executable exits then).
     public var onStopped: (@Sendable (Int32) -> Void)?
 
-    public init(options: DaemonOptions, environment: [String: String]) throws(DaemonError) {
+    public init(options: DaemonOptions, environment: [String: String]) throws(StartupError) {
         self.options = options
         let parsed = try DaemonSetup.loadConfiguration(options)
         configuration = parsed.configuration
@@ -49,7 +49,7 @@ public final class Daemon: @unchecked Sendable {
     }
 
     /// Brings everything up, ending with READY=1.
-    public func start() throws(DaemonError) {
+    public func start() throws(StartupError) {
         dispatchPrecondition(condition: .notOnQueue(queue))
         let c = configuration
         try DaemonSetup.makeDirectory(c.daemon.stateDirectory, mode: 0o750)
@@ -75,7 +75,7 @@ public final class Daemon: @unchecked Sendable {
                                         maximumConnections: c.daemon.maxClients),
             logger: logger,
             status: { [weak self] _ in self?.currentStatus() ?? DaemonStatus.empty }
-        ) { (pipeline: Pipeline) throws(DaemonError) -> any DeviceService in
+        ) { (pipeline: Pipeline) throws(StartupError) -> any DeviceService in
             pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", fields: ["DEVICE_ADDRESS": address]) }
             pipeline.storeStage.onDegradedChange = { [weak self] reason in self?.storeDegradedChanged(reason) }
             return try startSources(pipeline: pipeline)
@@ -97,7 +97,7 @@ public final class Daemon: @unchecked Sendable {
         _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
     }
 
-    private func startSources(pipeline: Pipeline) throws(DaemonError) -> any DeviceService {
+    private func startSources(pipeline: Pipeline) throws(StartupError) -> any DeviceService {
         if let path = options.record {
             do { recorder = try Recorder(path: path) } catch { throw .source("cannot record to \(path): \(error)") }
             let r = recorder!
@@ -143,7 +143,7 @@ public final class Daemon: @unchecked Sendable {
 
     private func statusTick() {
         guard let context else { return }
-        rate.record(samples: context.pipeline.counters.samples, at: Clock.monotonic())
+        rate.record(samples: context.pipeline.counters.samples, at: ReceiveTime.now().monotonic)
         recorder?.flush()
         let summary = currentStatus().summary
         if summary != lastStatus {

@@ -35,7 +35,7 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         pipeline = Pipeline(storeStage: StoreStage(store: store), live: live, identity: identity)
         let directory = DeviceDirectory()
         self.directory = directory
-        _ = live.subscribe(.init()) { events in directory.observe(events) }
+        _ = live.subscribe { events in directory.observe(events) }
         let devices = try sources(pipeline)
         // The status closure sees the finished front end; set below, before any client can ask.
         let me = WeakFrontEnd()

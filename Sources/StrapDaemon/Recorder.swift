@@ -84,7 +84,7 @@ public final class ReplaySource: @unchecked Sendable {
     public func start() {
         queue.async { [self] in
             originMono = events.first?.time.monotonic ?? 0
-            startedAt = Clock.monotonic()
+            startedAt = ReceiveTime.now().monotonic
             step()
         }
     }
@@ -100,7 +100,7 @@ public final class ReplaySource: @unchecked Sendable {
             onFinished?()
             return
         }
-        let now = (Clock.monotonic() - startedAt) * speed
+        let now = (ReceiveTime.now().monotonic - startedAt) * speed
         var batch: [SensorEvent] = []
         while index < events.count, events[index].time.monotonic - originMono <= now {
             batch.append(events[index])

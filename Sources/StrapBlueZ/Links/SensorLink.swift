@@ -161,13 +161,13 @@ public final class SensorLink: @unchecked Sendable {
 
     private func deliver(uuid: String, value: [UInt8]) {
         sink?.received(RawNotification(device: address, characteristic: uuid, value: value,
-                                       monotonicNanoseconds: Clock.monotonic(), wallNanoseconds: Clock.wall()))
+                                       monotonicNanoseconds: SystemClock.monotonicNanoseconds(), wallNanoseconds: SystemClock.wallNanoseconds()))
     }
 
     // MARK: State machine plumbing
 
     private func feed(_ input: LinkInput) {
-        let commands = machine.handle(input, now: Clock.monotonic())
+        let commands = machine.handle(input, now: SystemClock.monotonicNanoseconds())
         for command in commands { execute(command) }
         if machine.phase != reportedPhase {
             BusLog.debug("[\(address)] \(reportedPhase) → \(machine.phase)")
@@ -216,7 +216,7 @@ public final class SensorLink: @unchecked Sendable {
 
     private func setTimer(_ deadline: UInt64) {
         timer?.cancel()
-        let now = Clock.monotonic()
+        let now = SystemClock.monotonicNanoseconds()
         let t = DispatchSource.makeTimerSource(queue: client.queue)
         t.schedule(deadline: .now() + .nanoseconds(Int(deadline > now ? deadline - now : 0)))
         timerGeneration += 1

@@ -265,11 +265,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         guard let c = self.characteristic(characteristic) else {
             return logger.debug("ignoring read of unknown characteristic \(characteristic)", fields: ["DEVICE_ADDRESS": device])
         }
-        submit(.read(device, c, value, Clock.now()))
+        submit(.read(device, c, value, ReceiveTime.now()))
     }
 
     public func battery(device: String, percentage: UInt8) {
-        submit(.read(device, .batteryLevel, [percentage], Clock.now()))
+        submit(.read(device, .batteryLevel, [percentage], ReceiveTime.now()))
     }
 
     public func linkChanged(device: String, phase: LinkPhase) {
@@ -278,7 +278,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         if phase == .streaming {
             guard streaming.insert(device).inserted else { return }
             lastDisconnect[device] = nil
-            submit(.linkUp(device, name: displayName(device), Clock.now()))
+            submit(.linkUp(device, name: displayName(device), ReceiveTime.now()))
             answerWaiters(device, nil)
             // A fresh link gets its RSSI (or the reason there is none) now, not a round later.
             queue.async { [weak self] in self?.sampleRSSI() }
@@ -297,7 +297,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             lastDisconnect[device] = reason
             rssi[device] = nil
             logger.info("[\(device)] stopped streaming: \(reason)", fields: fields)
-            submit(.linkDown(device, reason: reason, Clock.now()))
+            submit(.linkDown(device, reason: reason, ReceiveTime.now()))
             // With auto_connect off, a sensor that drops stays down until `devices.connect`.
             if !settings.bluetooth.autoConnect, phase != .idle { queue.async { [weak self] in self?.manager?.remove(address: device) } }
         }
