@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapBluetooth
 import StrapConfig
 import StrapIngest
 import StrapModel
@@ -76,7 +77,7 @@ public final class Daemon: @unchecked Sendable {
             logger: logger,
             status: { [weak self] _ in self?.currentStatus() ?? DaemonStatus.empty }
         ) { (pipeline: Pipeline) throws(StartupError) -> any DeviceService in
-            pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", fields: ["DEVICE_ADDRESS": address]) }
+            pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", metadata: [LogKey.deviceAddress: address]) }
             pipeline.storeStage.onDegradedChange = { [weak self] reason in self?.storeDegradedChanged(reason) }
             return try startSources(pipeline: pipeline)
         }
@@ -188,7 +189,7 @@ public final class Daemon: @unchecked Sendable {
             context?.access = DaemonSetup.accessPolicy(new.access) { logger.warning($0) }
             bluetooth?.reload(bluetooth: new.bluetooth, devices: new.devices)
             // The BusLog threshold follows the new log level.
-            if bluetooth != nil && options.forwardBusLog { Self.forwardBusLog(to: logger) }
+            if bluetooth != nil && options.forwardBusLog { BlueZDeviceService.forwardBusLog(to: logger) }
             if new.daemon != configuration.daemon || new.store != configuration.store {
                 logger.warning("reload: [daemon] and [store] changes take effect after a restart")
             }
