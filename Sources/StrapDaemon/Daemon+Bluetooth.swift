@@ -1,13 +1,12 @@
 import StrapBluetooth
+import StrapConfig
 import StrapSystem
 
-extension Daemon {
-    /// Real sensors through BlueZ. Never fails the start: without the system bus,
-    /// bluetoothd or an adapter the daemon runs degraded ("bluetooth: …" in `status`) and
-    /// picks them up when they appear.
-    func startBluetooth(pipeline: Pipeline) -> BlueZDeviceService {
-        if options.forwardBusLog { BlueZDeviceService.forwardBusLog(to: logger) }
-        let c = configuration
+extension BlueZDeviceService {
+    /// Real sensors through BlueZ, feeding `pipeline` (built, not started). Its start never
+    /// fails: without the system bus, bluetoothd or an adapter the daemon runs degraded
+    /// ("bluetooth: …" in `status`) and picks them up when they appear.
+    static func make(options: DaemonOptions, configuration c: Configuration, logger: Logger, pipeline: Pipeline) -> BlueZDeviceService {
         let settings = BlueZDeviceService.Settings(stateDirectory: c.daemon.stateDirectory, busAddress: options.systemBusAddress,
                                                    bluetooth: c.bluetooth, devices: c.devices)
         let service = BlueZDeviceService(settings: settings, logger: logger) { pipeline.submit($0) }
@@ -15,7 +14,6 @@ extension Daemon {
         service.publishLinkQuality = { address, reading in
             live.publish([.linkQuality(address, rssi: reading.value, reason: reading.reason)])
         }
-        service.start()
         return service
     }
 }

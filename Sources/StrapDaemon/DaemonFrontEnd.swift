@@ -18,9 +18,10 @@ public final class DaemonFrontEnd: @unchecked Sendable {
     public let router: RequestRouter
     public let server: UnixServer
 
-    /// `sources` starts whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
+    /// `sources` builds whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
     /// when the caller submits events itself) and returns the device service behind the
-    /// `devices.*` operations. `status` is asked on demand, for `status` and sd_notify.
+    /// `devices.*` operations; starting the sources is the caller's (the daemon's services).
+    /// `status` is asked on demand, for `status` and sd_notify.
     /// The server is built but not started: `start()` once the caller is ready for clients.
     public init<E: Error>(store: Store, listener: UnixListener, access: AccessPolicy,
                           identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings),
