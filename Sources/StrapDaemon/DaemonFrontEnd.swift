@@ -18,9 +18,10 @@ public final class DaemonFrontEnd: @unchecked Sendable {
     public let router: RequestRouter
     public let server: UnixServer
 
-    /// `sources` starts whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
+    /// `sources` builds whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
     /// when the caller submits events itself) and returns the device service behind the
-    /// `devices.*` operations. `status` is asked on demand, for `status` and sd_notify.
+    /// `devices.*` operations; starting the sources is the caller's (the daemon's services).
+    /// `status` is asked on demand, for `status` and sd_notify.
     /// The server is built but not started: `start()` once the caller is ready for clients.
     public init<E: Error>(store: Store, listener: UnixListener, access: AccessPolicy,
                           identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings),
@@ -35,7 +36,7 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         pipeline = Pipeline(storeStage: StoreStage(store: store), live: live, identity: identity)
         let directory = DeviceDirectory()
         self.directory = directory
-        _ = live.subscribe(.init()) { events in directory.observe(events) }
+        _ = live.subscribe { events in directory.observe(events) }
         let devices = try sources(pipeline)
         // The status closure sees the finished front end; set below, before any client can ask.
         let me = WeakFrontEnd()
