@@ -21,6 +21,8 @@ let package = Package(
         // The live-latency benchmark's peer (a mosquitto broker's clients); strap-bench only.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
+        // The HCI connection lookup behind link quality; StrapBluetooth's C companion.
+        .target(name: "CHCI"),
 
         // Layer 2: pure protocol code (no I/O).
         .target(name: "StrapGATT"),
@@ -42,8 +44,11 @@ let package = Package(
         .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
         .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
-        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel", "StrapSimulator", "StrapGATT",
-                                                    "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims", "CBluetooth"]),
+        .target(name: "StrapBluetooth", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "StrapIngest", "StrapModel",
+                                                       "StrapConfig", "StrapSystem", "CBluetooth", "CHCI", "CShims"]),
+        .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel",
+                                                    "StrapSimulator", "StrapGATT", "StrapSystem", "StrapWire", "StrapConfig",
+                                                    "StrapBluetooth"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
@@ -67,9 +72,10 @@ let package = Package(
         .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
         .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
-        .testTarget(name: "StrapDaemonTests", dependencies: ["ThirdPartyReaders", "StrapExport", "StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapModel", "StrapSimulator",
-                                                             "StrapGATT", "StrapSystem", "StrapWire", "CShims", "StrapControl",
-                                                             "StrapBlueZ", "StrapConfig", "MockBlueZSupport"]),
+        .testTarget(name: "StrapBluetoothTests", dependencies: ["StrapBluetooth", "StrapIngest", "StrapSystem", "MockBlueZSupport"]),
+        .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapExport",
+                                                             "StrapModel", "StrapSimulator", "StrapGATT", "StrapSystem", "StrapWire",
+                                                             "StrapControl", "StrapDBus", "MockBlueZSupport", "ThirdPartyReaders"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT"]),
         .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),

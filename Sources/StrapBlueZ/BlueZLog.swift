@@ -9,10 +9,19 @@ public enum BlueZLogLevel: Int, Sendable, Comparable {
 }
 
 public enum BusLog {
-    public typealias Handler = @Sendable (BlueZLogLevel, String) -> Void
+    /// Structured context of a line in swift-log's style; strapd's logger turns each key into
+    /// a journald field ("device.address" → `DEVICE_ADDRESS=`).
+    public typealias Metadata = [String: String]
+    public typealias Handler = @Sendable (BlueZLogLevel, String, Metadata) -> Void
+
+    /// The metadata key of the sensor a line is about.
+    public static let deviceAddressKey = "device.address"
+
+    /// The metadata of a line about the sensor at `address`.
+    public static func device(_ address: String) -> Metadata { [deviceAddressKey: address] }
 
     private static let state = Mutex<(handler: Handler, minimum: BlueZLogLevel)>((
-        { level, text in
+        { level, text, _ in
             let line = "strapd[bluez] \(level): \(text)\n"
             line.withCString { cshims_write_stderr($0, strlen($0)) }
         },
@@ -28,17 +37,15 @@ public enum BusLog {
         }
     }
 
-    public static func log(_ level: BlueZLogLevel, _ text: @autoclosure () -> String) {
+    public static func log(_ level: BlueZLogLevel, _ text: @autoclosure () -> String, metadata: Metadata = [:]) {
         let (handler, minimum) = state.withLock { ($0.handler, $0.minimum) }
         guard level >= minimum else { return }
-        handler(level, text())
+        handler(level, text(), metadata)
     }
 
-    public static func debug(_ text: @autoclosure () -> String) { log(.debug, text()) }
-    public static func info(_ text: @autoclosure () -> String) { log(.info, text()) }
-    public static func notice(_ text: @autoclosure () -> String) { log(.notice, text()) }
-    public static func warning(_ text: @autoclosure () -> String) { log(.warning, text()) }
-    public static func error(_ text: @autoclosure () -> String) { log(.error, text()) }
+    public static func debug(_ text: @autoclosure () -> String, metadata: Metadata = [:]) { log(.debug, text(), metadata: metadata) }
+    public static func info(_ text: @autoclosure () -> String, metadata: Metadata = [:]) { log(.info, text(), metadata: metadata) }
+    public static func notice(_ text: @autoclosure () -> String, metadata: Metadata = [:]) { log(.notice, text(), metadata: metadata) }
+    public static func warning(_ text: @autoclosure () -> String, metadata: Metadata = [:]) { log(.warning, text(), metadata: metadata) }
+    public static func error(_ text: @autoclosure () -> String, metadata: Metadata = [:]) { log(.error, text(), metadata: metadata) }
 }
-
-import Glibc

@@ -103,7 +103,7 @@ enum DaemonCommands {
                 if !ctx.json { ctx.sink.print(until.map { "\($0) found" } ?? "\(data.int("count") ?? 0) device(s) found") }
                 return ExitCode.success
             case "error":
-                throw DaemonError(code: data.string("code") ?? "internal", message: data.string("message") ?? "scan failed")
+                throw DaemonReplyError(code: data.string("code") ?? "internal", message: data.string("message") ?? "scan failed")
             default: break
             }
         }

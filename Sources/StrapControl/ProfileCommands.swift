@@ -51,7 +51,7 @@ enum ProfileCommands {
             do {
                 current = try ctx.call("profile.get", athleteParams(a).merging(["field": .string("devices")]), echo: false)
                     .object("devices") ?? JSONObject()
-            } catch let e as DaemonError where e.code == "noData" {}
+            } catch let e as DaemonReplyError where e.code == "noData" {}
         }
         let r = try ctx.call("profile.set", athleteParams(a).merging(["profile": .object(patch.json(currentDevices: current))]))
         if ctx.json { return ExitCode.success }

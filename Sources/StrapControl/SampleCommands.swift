@@ -48,7 +48,7 @@ enum SampleCommands {
             switch m.string("event") {
             case "added": ctx.sink.print("+ " + sampleLine(data))
             case "deleted": ctx.sink.print("- \(data.int("anchor") ?? 0) \(data.string("uuid") ?? "") \(data.string("type") ?? "")")
-            case "error": throw DaemonError(code: data.string("code") ?? "internal", message: data.string("message") ?? "follow failed")
+            case "error": throw DaemonReplyError(code: data.string("code") ?? "internal", message: data.string("message") ?? "follow failed")
             default: break
             }
         }

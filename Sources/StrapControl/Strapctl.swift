@@ -94,7 +94,7 @@ public enum Strapctl {
         } catch let error as ClientError {
             sink.error("strapctl: \(error)")
             return error.exitCode
-        } catch let error as DaemonError {
+        } catch let error as DaemonReplyError {
             sink.error("strapctl: \(error.message) (\(error.code))")
             switch error.code {
             case "notAuthorized": return ExitCode.notAuthorized
@@ -115,7 +115,7 @@ public enum Strapctl {
 }
 
 /// The daemon answered `ok: false`.
-struct DaemonError: Error {
+struct DaemonReplyError: Error {
     let code: String
     let message: String
 }
@@ -150,7 +150,7 @@ struct CommandContext {
             return JSONObject()
         }
         guard case .object(let e)? = reply["error"] else { throw ClientError.malformed("neither ok nor error") }
-        throw DaemonError(code: e.string("code") ?? "internal", message: e.string("message") ?? "")
+        throw DaemonReplyError(code: e.string("code") ?? "internal", message: e.string("message") ?? "")
     }
 }
 

@@ -82,7 +82,7 @@ enum WorkoutCharts {
         guard settings.style != nil else { return [] }
         do {
             return try render(try fetch(span, bins: settings.bins, ctx), span, settings)
-        } catch let e as DaemonError {
+        } catch let e as DaemonReplyError {
             return ["heart-rate chart unavailable: \(e.message) (\(e.code))"]
         } catch {
             return ["heart-rate chart unavailable: \(error)"]

@@ -217,7 +217,7 @@ enum WorkoutCommands {
         }
         if matches.count == 1, let id = matches.first { return id }
         if matches.isEmpty {
-            throw DaemonError(code: "notFound", message: "no workout session\(savedToo ? " or saved workout" : "") whose id begins with \(given)")
+            throw DaemonReplyError(code: "notFound", message: "no workout session\(savedToo ? " or saved workout" : "") whose id begins with \(given)")
         }
         throw UsageError(message: "\(given) matches \(matches.count) ids: \(matches.sorted().joined(separator: ", "))", showsUsage: false)
     }

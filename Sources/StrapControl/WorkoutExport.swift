@@ -86,7 +86,7 @@ enum WorkoutExport {
                 return ExitCode.success
             case "error":
                 if progress != nil { ctx.sink.writeError(ProgressBar.clear) }
-                throw DaemonError(code: data.string("code") ?? "internal", message: data.string("message") ?? "export failed")
+                throw DaemonReplyError(code: data.string("code") ?? "internal", message: data.string("message") ?? "export failed")
             default:
                 continue
             }

@@ -42,7 +42,7 @@ enum WorkoutFollow {
             if kind == "shutdown" { throw ClientError.shuttingDown }
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))) }
             let data = m.object("data") ?? JSONObject()
-            if kind == "error" { throw DaemonError(code: data.string("code") ?? "internal", message: data.string("message") ?? "follow failed") }
+            if kind == "error" { throw DaemonReplyError(code: data.string("code") ?? "internal", message: data.string("message") ?? "follow failed") }
             if kind == "cancelled" {
                 if !ctx.json { ctx.sink.print("stopped following \(id) (the session goes on)") }
                 return ExitCode.success

@@ -25,7 +25,7 @@ enum WorkoutHRV {
         let r = try ctx.call("workout.hrv", params)
         if ctx.json { return ExitCode.success }
         guard (r.int("intervals") ?? 0) > 0 else {
-            throw DaemonError(code: "noData", message: "no RR intervals in \(subject)" + (a.value("device").map { " from \($0)" } ?? ""))
+            throw DaemonReplyError(code: "noData", message: "no RR intervals in \(subject)" + (a.value("device").map { " from \($0)" } ?? ""))
         }
         for line in lines(r, subject: subject) { ctx.sink.print(line) }
         return ExitCode.success

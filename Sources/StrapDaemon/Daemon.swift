@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapBluetooth
 import StrapConfig
 import StrapIngest
 import StrapModel
@@ -9,9 +10,10 @@ import StrapSystem
 import StrapWire
 import Synchronization
 
-/// strapd's lifecycle: configuration → state directory → store → pipeline → sources →
-/// socket → READY; SIGHUP reloads what can be reloaded; SIGTERM stops gracefully (flush,
-/// fsync, a final event to every stream, close). All lifecycle work runs on `queue`.
+/// strapd's lifecycle: configuration, then the services in order (`services`, listed in
+/// docs/architecture.md) ending with READY; SIGHUP reloads what can be reloaded; SIGTERM stops
+/// the services in reverse (the source first, then the final flush and fsync, a final event
+/// to every stream, the socket, the store). Lifecycle work runs on `queue`.
 public final class Daemon: @unchecked Sendable {
     public static let version = "0.1.0"
 
@@ -19,19 +21,15 @@ public final class Daemon: @unchecked Sendable {
     public private(set) var configuration: Configuration
     public let logger: Logger
     let queue = DispatchQueue(label: "strapd.daemon")
-    let startedAt = Clock.wallMillis()
+    let startedAt = ReceiveTime.now().wall
 
-    private var frontEnd: DaemonFrontEnd?
-    public var context: DaemonContext? { frontEnd?.context }
-    private var store: Store?
-    private var listener: UnixListener?
-    private var simulator: SimulatorSource?
-    private var replay: ReplaySource?
-    private var recorder: Recorder?
-    private var bluetooth: BlueZDeviceService?
-    private var watchdog: WatchdogPinger?
-    private var signals: SignalWatcher?
-    private var statusTimer: DispatchSourceTimer?
+    /// Set by `start`, before any service runs.
+    private var group: ServiceGroup?
+    private var storeService: StoreService?
+    private var frontEndService: FrontEndService?
+    private var source: SourceService?
+    private var recorderService: RecorderService?
+    /// Confined to `queue`.
     private var lastStatus = ""
     private var rate = RateMeter()
     private var stopping = false
@@ -39,7 +37,7 @@ public final class Daemon: @unchecked Sendable {
     /// Called when the daemon has stopped (the executable exits then).
     public var onStopped: (@Sendable (Int32) -> Void)?
 
-    public init(options: DaemonOptions, environment: [String: String]) throws(DaemonError) {
+    public init(options: DaemonOptions, environment: [String: String]) throws(StartupError) {
         self.options = options
         let parsed = try DaemonSetup.loadConfiguration(options)
         configuration = parsed.configuration
@@ -48,115 +46,87 @@ public final class Daemon: @unchecked Sendable {
         for w in parsed.warnings { logger.warning("\(w)") }
     }
 
-    /// Brings everything up, ending with READY=1.
-    public func start() throws(DaemonError) {
+    private var frontEnd: DaemonFrontEnd? { frontEndService?.frontEnd }
+    public var context: DaemonContext? { frontEnd?.context }
+    private var store: Store? { storeService?.store }
+    private var bluetooth: BlueZDeviceService? { source?.bluetooth }
+    private var recorder: Recorder? { recorderService?.recorder }
+
+    /// Starts every service in order, ending with READY=1. A failure stops the ones already
+    /// started, in reverse, and is thrown.
+    public func start() throws(StartupError) {
         dispatchPrecondition(condition: .notOnQueue(queue))
-        let c = configuration
-        try DaemonSetup.makeDirectory(c.daemon.stateDirectory, mode: 0o750)
-        let store: Store
-        do { store = try Store.open(DaemonSetup.storeConfig(c)) } catch { throw .store(error.description) }
-        self.store = store
-        for damage in store.status.damage { logger.error("store damage: \(damage)") }
-
-        let log = logger
-        let (listener, activated) = try DaemonSetup.listener(c) { log.warning($0) }
-        self.listener = listener
-        let devicesConfig = c.devices
-        let profiles: ProfileBook
-        let workouts: WorkoutService
-        do throws(StrapError) {
-            profiles = try ProfileBook(directory: c.daemon.stateDirectory, today: CalendarDate(utcMillis: Clock.wallMillis()),
-                                       load: DaemonFiles.read, persist: DaemonFiles.replace,
-                                       quarantine: DaemonFiles.quarantine)
-            if let problem = profiles.loadProblem { logger.error("athlete profiles: \(problem)") }
-            workouts = try WorkoutService(store: store, profiles: profiles, log: { log.notice($0) })
-        } catch { throw .store("workouts: \(error)") }
-        let frontEnd = try DaemonFrontEnd(
-            store: store, listener: listener, access: DaemonSetup.accessPolicy(c.access) { log.warning($0) },
-            identity: { address, linkName in
-                let settings = devicesConfig[address]
-                // strapd.conf's [device.ADDR] is the box owner's word; an athlete's profile
-                // fills in what it leaves unset (strapd.conf(5)).
-                let fromProfile = profiles.deviceSettings(address)
-                let name = settings?.name ?? linkName ?? address
-                return (Device(id: address, address: address, name: name),
-                        DeviceIngest.Settings(wheelCircumference: settings?.wheelCircumference ?? fromProfile?.wheelCircumference ?? 2.105,
-                                              cadenceIsStepsPerMinute: settings?.cadenceIsSpm ?? fromProfile?.cadenceIsStepsPerMinute ?? false))
-            },
-            server: ServerConfiguration(outputLimits: OutputLimits(clientBuffer: c.daemon.clientBuffer),
-                                        maximumConnections: c.daemon.maxClients),
-            logger: logger,
-            workouts: workouts,
-            status: { [weak self] _ in self?.currentStatus() ?? DaemonStatus.empty }
-        ) { (pipeline: Pipeline) throws(DaemonError) -> any DeviceService in
-            pipeline.onRejected = { address, reason in log.warning("rejected packet from \(address): \(reason)", fields: ["DEVICE_ADDRESS": address]) }
-            pipeline.storeStage.onDegradedChange = { [weak self] reason in self?.storeDegradedChanged(reason) }
-            return try startSources(pipeline: pipeline)
-        }
-        self.frontEnd = frontEnd
-        frontEnd.start()
-        let pipeline = frontEnd.pipeline
-        logger.notice("strapd \(Self.version) listening on \(activated ? "socket-activated fd" : c.daemon.socket), store \(c.daemon.stateDirectory)/store at anchor \(store.latestAnchor)")
-
-        queue.sync {
-            startStatusTimer()
-            watchdog = WatchdogPinger(queue: pipeline.queue)
-            watchdog?.start()
-            signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP], queue: queue) { [weak self] sig in
-                if sig == SIGHUP { self?.reload() } else { self?.stop(exitCode: 0) }
-            }
-            signals?.start()
-        }
-        _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
+        let group = ServiceGroup(services(), log: { [logger] in logger.debug($0) })
+        self.group = group
+        try group.start()
     }
 
-    private func startSources(pipeline: Pipeline) throws(DaemonError) -> any DeviceService {
-        if let path = options.record {
-            do { recorder = try Recorder(path: path) } catch { throw .source("cannot record to \(path): \(error)") }
-            let r = recorder!
-            pipeline.recorder = { r.record($0) }
+    /// The daemon's parts in start order; `ServiceGroup` stops them in reverse. The order is
+    /// what SIGTERM relies on: the source stops submitting, the pipeline drains into the
+    /// store and fsyncs, the recorder writes its last lines, and only then do streams get
+    /// their final event and the socket and store close.
+    private func services() -> [any LifecycleService] {
+        let c = configuration
+        let store = StoreService(configuration: c, logger: logger)
+        let source = SourceService(options: options, configuration: c, logger: logger, seed: UInt64(startedAt))
+        let workouts = WorkoutsService(store: store, configuration: c, logger: logger)
+        let frontEnd = FrontEndService(store: store, workouts: workouts, source: source, configuration: c, logger: logger,
+                                       status: { [weak self] in self?.currentStatus() ?? DaemonStatus.empty },
+                                       storeDegraded: { [weak self] in self?.storeDegradedChanged($0) })
+        let recorder = options.record.map { RecorderService(path: $0, frontEnd: frontEnd) }
+        (storeService, self.source, frontEndService, recorderService) = (store, source, frontEnd, recorder)
+        var statusTimer: DispatchSourceTimer?
+        var watchdog: WatchdogPinger?
+        var signals: SignalWatcher?
+        let services: [(any LifecycleService)?] = [
+            store,
+            workouts,
+            frontEnd,
+            recorder,
+            ServiceSteps("pipeline", start: {}, stop: { [self] in flushPipeline() }),
+            source,
+            ServiceSteps("status", start: { [self] in statusTimer = makeStatusTimer() }, stop: { statusTimer?.cancel() }),
+            ServiceSteps("watchdog", start: {
+                watchdog = frontEnd.frontEnd.flatMap { WatchdogPinger(queue: $0.pipeline.queue) }
+                watchdog?.start()
+            }, stop: { watchdog?.stop() }),
+            ServiceSteps("signals", start: { [self] in
+                signals = SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP], queue: queue) { [weak self] sig in
+                    if sig == SIGHUP { self?.reload() } else { self?.stop(exitCode: 0) }
+                }
+                signals?.start()
+            }, stop: { signals?.cancel() }),
+            ServiceSteps("notifier", start: { [self] in
+                logger.notice("strapd \(Self.version) listening on \(frontEnd.activated ? "socket-activated fd" : c.daemon.socket), store \(c.daemon.stateDirectory)/store at anchor \(self.store?.latestAnchor ?? 0)")
+                _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
+            }, stop: {
+                _ = try? SystemdNotifier.notify(.stopping)
+            }),
+        ]
+        return services.compactMap { $0 }
+    }
+
+    /// Everything submitted is decoded, handed to live subscribers, stored and fsynced.
+    private func flushPipeline() {
+        guard let frontEnd else { return }
+        do { try frontEnd.flush() } catch {
+            logger.error("final flush failed: \(error); \(frontEnd.pipeline.storeStage.pendingCount) samples not stored")
         }
-        if let path = options.replay {
-            let replay: ReplaySource
-            do { replay = try ReplaySource(path: path, pipeline: pipeline, speed: options.replaySpeed) } catch {
-                throw .source("cannot replay \(path): \(error)")
-            }
-            let log = logger
-            replay.onFinished = { log.notice("replay of \(path) finished") }
-            self.replay = replay
-            replay.start()
-            let addresses = Set(replay.events.map(\.address))
-            return SimulatedDeviceService(identities: addresses.sorted().map {
-                SimulatedIdentity(address: $0, name: $0)
-            })
-        }
-        if let n = options.simulate {
-            let kinds = configuration.simulate.devices.compactMap { Simulation.Kind(rawValue: $0.rawValue) }
-            let simulation = n > 0 ? Simulation(count: n, seed: UInt64(startedAt)) : Simulation(kinds: kinds, seed: UInt64(startedAt))
-            let source = SimulatorSource(simulation: simulation, pipeline: pipeline)
-            simulator = source
-            source.start()
-            logger.notice("simulating \(simulation.devices.count) device(s): \(simulation.devices.map(\.identity.name).joined(separator: ", "))")
-            return SimulatedDeviceService(identities: source.identities)
-        }
-        let service = startBluetooth(pipeline: pipeline)
-        bluetooth = service
-        return service
     }
 
     // MARK: status
 
-    private func startStatusTimer() {
+    private func makeStatusTimer() -> DispatchSourceTimer {
         let t = DispatchSource.makeTimerSource(queue: queue)
         t.schedule(deadline: .now() + 2, repeating: 2)
         t.setEventHandler { @Sendable [weak self] in self?.statusTick() }
         t.resume()
-        statusTimer = t
+        return t
     }
 
     private func statusTick() {
         guard let context else { return }
-        rate.record(samples: context.pipeline.counters.samples, at: Clock.monotonic())
+        rate.record(samples: context.pipeline.counters.samples, at: ReceiveTime.now().monotonic)
         recorder?.flush()
         let summary = currentStatus().summary
         if summary != lastStatus {
@@ -201,7 +171,7 @@ public final class Daemon: @unchecked Sendable {
             context?.access = DaemonSetup.accessPolicy(new.access) { logger.warning($0) }
             bluetooth?.reload(bluetooth: new.bluetooth, devices: new.devices)
             // The BusLog threshold follows the new log level.
-            if bluetooth != nil && options.forwardBusLog { Self.forwardBusLog(to: logger) }
+            if bluetooth != nil && options.forwardBusLog { BlueZDeviceService.forwardBusLog(to: logger) }
             if new.daemon != configuration.daemon || new.store != configuration.store {
                 logger.warning("reload: [daemon] and [store] changes take effect after a restart")
             }
@@ -213,33 +183,15 @@ public final class Daemon: @unchecked Sendable {
         _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
     }
 
-    /// Graceful stop: sources first, then everything decoded is stored and fsynced, streams
-    /// get their final event, the socket closes.
+    /// Graceful stop: every service in reverse start order (`services`).
     public func stop(exitCode: Int32) {
         queue.async { [self] in
             guard !stopping else { return }
             stopping = true
             logger.notice("stopping")
-            _ = try? SystemdNotifier.notify(.stopping)
-            simulator?.stop()
-            bluetooth?.stop()
-            watchdog?.stop()
-            statusTimer?.cancel()
-            if let frontEnd {
-                do { try frontEnd.flush() } catch {
-                    logger.error("final flush failed: \(error); \(frontEnd.pipeline.storeStage.pendingCount) samples not stored")
-                }
-            }
-            recorder?.flush()
-            let finish: @Sendable () -> Void = { [self] in
-                queue.async { [self] in
-                    listener?.close()
-                    store?.close()
-                    logger.notice("stopped")
-                    onStopped?(exitCode)
-                }
-            }
-            if let frontEnd { frontEnd.stop(completion: finish) } else { finish() }
+            group?.stop()
+            logger.notice("stopped")
+            onStopped?(exitCode)
         }
     }
 }

@@ -18,9 +18,10 @@ public final class DaemonFrontEnd: @unchecked Sendable {
     public let router: RequestRouter
     public let server: UnixServer
 
-    /// `sources` starts whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
+    /// `sources` builds whatever feeds the pipeline (BlueZ, the simulator, a replay, or nothing
     /// when the caller submits events itself) and returns the device service behind the
-    /// `devices.*` operations. `status` is asked on demand, for `status` and sd_notify.
+    /// `devices.*` operations; starting the sources is the caller's (the daemon's services).
+    /// `status` is asked on demand, for `status` and sd_notify.
     /// The server is built but not started: `start()` once the caller is ready for clients.
     public init<E: Error>(store: Store, listener: UnixListener, access: AccessPolicy,
                           identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings),
@@ -36,9 +37,10 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         pipeline = Pipeline(storeStage: StoreStage(store: store), live: live, identity: identity)
         let directory = DeviceDirectory()
         self.directory = directory
-        _ = live.subscribe(.init()) { events in directory.observe(events) }
-        // Open sessions are rebuilt before any source delivers a sample.
-        workouts?.start(hub: live)
+        _ = live.subscribe { events in directory.observe(events) }
+        // Sessions were recovered before (their service starts first); from here on they count
+        // what the sources deliver.
+        workouts?.attach(hub: live)
         let devices = try sources(pipeline)
         workouts?.onEnergySaturated { [weak devices] address in devices?.resetEnergy(address) { _ in } }
         // The status closure sees the finished front end; set below, before any client can ask.
@@ -58,7 +60,7 @@ public final class DaemonFrontEnd: @unchecked Sendable {
     /// Ends every stream with its final event, closes the clients, then calls `completion`
     /// (on the server queue). The store stays open: stopping it is the owner's call.
     public func stop(completion: @escaping @Sendable () -> Void) {
-        context.workouts?.stop(hub: live)
+        context.workouts?.detach(hub: live)
         router.shutdown(on: server.queue)
         server.stop(completion: completion)
     }

@@ -1,13 +1,13 @@
-import CShims
 import Dispatch
 import FoundationEssentials
+import Glibc
 import StrapSystem
 
 /// What `strapd`'s main.swift calls: parse, start, run the Dispatch main loop until a
 /// signal stops the daemon. Exit codes: 0 stopped cleanly, 1 could not start, 2 usage.
 public enum DaemonMain {
     public static func run(arguments: [String]) -> Never {
-        cshims_stdout_line_buffered()
+        StandardStreams.lineBufferStdout()
         let options: DaemonOptions
         do { options = try DaemonOptions.parse(arguments) } catch {
             fail("strapd: \(error)\n\(DaemonOptions.usage)", code: 2)
@@ -29,8 +29,7 @@ public enum DaemonMain {
     }
 
     static func fail(_ message: String, code: Int32) -> Never {
-        let line = message + "\n"
-        line.withCString { cshims_write_stderr($0, strlen($0)) }
+        StandardStreams.writeStderr(message + "\n")
         exit(code)
     }
 }

@@ -28,7 +28,7 @@ public struct DaemonOptions: Sendable, Equatable {
         public var value: String
     }
 
-    public struct UsageError: Error, Equatable, CustomStringConvertible {
+    public struct CommandLineError: Error, Equatable, CustomStringConvertible {
         public var message: String
         public var description: String { message }
     }
@@ -41,13 +41,13 @@ public struct DaemonOptions: Sendable, Equatable {
 
     public init() {}
 
-    public static func parse(_ arguments: [String]) throws(UsageError) -> DaemonOptions {
+    public static func parse(_ arguments: [String]) throws(CommandLineError) -> DaemonOptions {
         var o = DaemonOptions()
         var i = 0
-        func value(_ flag: String, _ inline: String?) throws(UsageError) -> String {
+        func value(_ flag: String, _ inline: String?) throws(CommandLineError) -> String {
             if let inline { return inline }
             i += 1
-            guard i < arguments.count else { throw UsageError(message: "\(flag) needs a value") }
+            guard i < arguments.count else { throw CommandLineError(message: "\(flag) needs a value") }
             return arguments[i]
         }
         while i < arguments.count {
@@ -61,7 +61,7 @@ public struct DaemonOptions: Sendable, Equatable {
                 o.configExplicit = true
             case "--simulate":
                 if let inline {
-                    guard let n = Int(inline), n > 0, n <= 64 else { throw UsageError(message: "--simulate=N takes 1…64 devices") }
+                    guard let n = Int(inline), n > 0, n <= 64 else { throw CommandLineError(message: "--simulate=N takes 1…64 devices") }
                     o.simulate = n
                 } else {
                     o.simulate = 0
@@ -70,18 +70,18 @@ public struct DaemonOptions: Sendable, Equatable {
             case "--replay": o.replay = try value(flag, inline)
             case "--replay-speed":
                 let v = try value(flag, inline)
-                guard let x = Double(v), x >= 0, x.isFinite else { throw UsageError(message: "--replay-speed takes a number ≥ 0 (0 = as fast as possible)") }
+                guard let x = Double(v), x >= 0, x.isFinite else { throw CommandLineError(message: "--replay-speed takes a number ≥ 0 (0 = as fast as possible)") }
                 o.replaySpeed = x
             case "--set": o.overrides.append(ConfigOverride(flag: flag, value: try value(flag, inline)))
             case "--version": o.showVersion = true
             case "-h", "--help": o.showHelp = true
             default:
-                guard ConfigOverrides.flags[flag] != nil else { throw UsageError(message: "unknown option '\(arg)'") }
+                guard ConfigOverrides.flags[flag] != nil else { throw CommandLineError(message: "unknown option '\(arg)'") }
                 o.overrides.append(ConfigOverride(flag: flag, value: try value(flag, inline)))
             }
             i += 1
         }
-        if o.replay != nil && o.simulate != nil { throw UsageError(message: "--replay and --simulate cannot be combined") }
+        if o.replay != nil && o.simulate != nil { throw CommandLineError(message: "--replay and --simulate cannot be combined") }
         return o
     }
 }

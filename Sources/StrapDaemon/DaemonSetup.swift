@@ -7,7 +7,7 @@ import StrapSystem
 import StrapWire
 
 /// Why the daemon could not start: each is one clear line for the log and stderr.
-public enum DaemonError: Error, CustomStringConvertible {
+public enum StartupError: Error, CustomStringConvertible {
     case configuration(String)
     case stateDirectory(String)
     case store(String)
@@ -27,7 +27,7 @@ public enum DaemonError: Error, CustomStringConvertible {
 
 /// Loading and translating configuration: file, then command-line overrides.
 enum DaemonSetup {
-    static func loadConfiguration(_ options: DaemonOptions) throws(DaemonError) -> (configuration: Configuration, warnings: [ConfigDiagnostic]) {
+    static func loadConfiguration(_ options: DaemonOptions) throws(StartupError) -> (configuration: Configuration, warnings: [ConfigDiagnostic]) {
         var configuration = Configuration()
         var warnings: [ConfigDiagnostic] = []
         if let text = try? String(contentsOfFile: options.configPath, encoding: .utf8) {
@@ -91,7 +91,7 @@ enum DaemonSetup {
                             daemonUID: getuid())
     }
 
-    static func makeDirectory(_ path: String, mode: mode_t) throws(DaemonError) {
+    static func makeDirectory(_ path: String, mode: mode_t) throws(StartupError) {
         var isDirectory = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
             guard isDirectory else { throw .stateDirectory("\(path) exists and is not a directory") }
@@ -106,7 +106,7 @@ enum DaemonSetup {
     }
 
     /// The socket systemd passed us, else our own bound at the configured path.
-    static func listener(_ c: Configuration, warn: (String) -> Void) throws(DaemonError) -> (UnixListener, activated: Bool) {
+    static func listener(_ c: Configuration, warn: (String) -> Void) throws(StartupError) -> (UnixListener, activated: Bool) {
         do {
             if let activated = try UnixListener.activated() { return (activated, true) }
         } catch {

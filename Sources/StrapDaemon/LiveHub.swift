@@ -25,30 +25,8 @@ public enum LiveEvent: Sendable {
 /// thread wake-up per notification. So each `deliver` must be quick and never block: the
 /// fan-out encodes and hands on, and bounds what waits for the sockets.
 public final class LiveHub: Sendable {
-    public struct Filter: Sendable {
-        public var types: Set<QuantityType>?
-        public var devices: Set<SensorAddress>?
-        public init(types: Set<QuantityType>? = nil, devices: Set<SensorAddress>? = nil) {
-            self.types = types
-            self.devices = devices
-        }
-
-        var admitsEverything: Bool { types == nil && devices == nil }
-
-        func admits(_ event: LiveEvent) -> Bool {
-            if let devices, !devices.contains(event.address) { return false }
-            if let types, case let .sample(s) = event, !types.contains(s.type) { return false }
-            return true
-        }
-    }
-
-    struct Subscriber: Sendable {
-        var filter: Filter
-        var deliver: @Sendable ([LiveEvent]) -> Void
-    }
-
     private struct Registry {
-        var subscribers: [Int: Subscriber] = [:]
+        var subscribers: [Int: @Sendable ([LiveEvent]) -> Void] = [:]
         var nextID = 1
     }
     private let registry = Mutex(Registry())
@@ -56,11 +34,13 @@ public final class LiveHub: Sendable {
 
     public init() {}
 
-    public func subscribe(_ filter: Filter, deliver: @escaping @Sendable ([LiveEvent]) -> Void) -> Int {
+    /// Every subscriber gets every event: both in-process subscribers want all of them, and
+    /// the socket subscribers' filters are applied by the fan-out, per connection.
+    public func subscribe(deliver: @escaping @Sendable ([LiveEvent]) -> Void) -> Int {
         registry.withLock { r in
             let id = r.nextID
             r.nextID += 1
-            r.subscribers[id] = Subscriber(filter: filter, deliver: deliver)
+            r.subscribers[id] = deliver
             count.store(r.subscribers.count, ordering: .relaxed)
             return id
         }
@@ -80,12 +60,9 @@ public final class LiveHub: Sendable {
     /// arrives meanwhile starts with the next event, as it would a moment later anyway.
     var hasSubscribers: Bool { count.load(ordering: .relaxed) > 0 }
 
-    /// Hands `events` to every subscriber whose filter admits some, on the calling queue.
+    /// Hands `events` to every subscriber, on the calling queue.
     func publish(_ events: [LiveEvent]) {
         let subscribers = registry.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers {
-            let admitted = subscriber.filter.admitsEverything ? events : events.filter(subscriber.filter.admits)
-            if !admitted.isEmpty { subscriber.deliver(admitted) }
-        }
+        for deliver in subscribers { deliver(events) }
     }
 }

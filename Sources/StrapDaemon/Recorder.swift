@@ -61,9 +61,11 @@ public final class ReplaySource: @unchecked Sendable {
     let events: [SensorEvent]
     let pipeline: Pipeline
     let speed: Double
+    /// Confined to `queue`.
     private var index = 0
     private var originMono = 0.0
     private var startedAt = 0.0
+    private var stopped = false
     /// Called on `queue` once every event has been submitted.
     public var onFinished: (@Sendable () -> Void)?
 
@@ -83,13 +85,20 @@ public final class ReplaySource: @unchecked Sendable {
 
     public func start() {
         queue.async { [self] in
+            guard !stopped else { return }
             originMono = events.first?.time.monotonic ?? 0
-            startedAt = Clock.monotonic()
+            startedAt = ReceiveTime.now().monotonic
             step()
         }
     }
 
+    /// Returns once the replay submits nothing more (SIGTERM: before the final flush).
+    public func stop() {
+        queue.sync { stopped = true }
+    }
+
     private func step() {
+        guard !stopped else { return }
         guard index < events.count else {
             onFinished?()
             return
@@ -100,7 +109,7 @@ public final class ReplaySource: @unchecked Sendable {
             onFinished?()
             return
         }
-        let now = (Clock.monotonic() - startedAt) * speed
+        let now = (ReceiveTime.now().monotonic - startedAt) * speed
         var batch: [SensorEvent] = []
         while index < events.count, events[index].time.monotonic - originMono <= now {
             batch.append(events[index])

@@ -1,5 +1,4 @@
 import Dispatch
-import Synchronization
 import StrapIngest
 import StrapSimulator
 
@@ -69,10 +68,4 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
             completion(nil)
         }
     }
-}
-
-/// A flag that can be claimed once, from any queue.
-final class Once: Sendable {
-    private let claimed = Atomic<Bool>(false)
-    func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
 }

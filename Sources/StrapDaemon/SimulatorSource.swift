@@ -36,7 +36,7 @@ public final class SimulatorSource: @unchecked Sendable {
 
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        origin = Clock.now()
+        origin = ReceiveTime.now()
         var thread = pthread_t()
         let context = Unmanaged.passRetained(self).toOpaque()
         let created = pthread_create(&thread, nil, { context in
@@ -67,7 +67,7 @@ public final class SimulatorSource: @unchecked Sendable {
     /// Submits what is due; returns how long to sleep until the next event (at most `tick`).
     private func step() -> DispatchTimeInterval {
         guard let origin else { return tick }
-        let elapsed = (Clock.monotonic() - origin.monotonic) * speed
+        let elapsed = (ReceiveTime.now().monotonic - origin.monotonic) * speed
         var batch: [SensorEvent] = []
         for (t, identity, event) in simulation.advance(to: elapsed) {
             let time = ReceiveTime(wall: origin.wall + Millis((t * 1000).rounded()), monotonic: origin.monotonic + t)

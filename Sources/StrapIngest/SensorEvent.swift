@@ -1,3 +1,4 @@
+import Glibc
 import StrapGATT
 import StrapModel
 
@@ -37,5 +38,15 @@ public struct ReceiveTime: Sendable, Equatable, Hashable {
     public init(wall: Millis, monotonic: Double) {
         self.wall = wall
         self.monotonic = monotonic
+    }
+
+    /// Both clocks read now: what sources stamp events with. Decoding and derivation never
+    /// call it; they take times as values.
+    public static func now() -> ReceiveTime {
+        var wall = timespec(), mono = timespec()
+        clock_gettime(CLOCK_REALTIME, &wall)
+        clock_gettime(CLOCK_MONOTONIC, &mono)
+        return ReceiveTime(wall: Millis(wall.tv_sec) * 1000 + Millis(wall.tv_nsec / 1_000_000),
+                           monotonic: Double(mono.tv_sec) + Double(mono.tv_nsec) / 1e9)
     }
 }

@@ -36,3 +36,31 @@ extension Store {
         }
     }
 }
+
+/// What `Store.observeCommits` returns: the observer is called until `cancel()`.
+public final class CommitObservation: Sendable {
+    private let shared: StoreShared
+    private let id: Int
+
+    init(shared: StoreShared, id: Int) {
+        self.shared = shared
+        self.id = id
+    }
+
+    /// No call starts after this returns (one already running may finish).
+    public func cancel() { shared.removeObserver(id) }
+
+    deinit { shared.removeObserver(id) }
+}
+
+extension Store {
+    /// Calls `observer` once per published durable position (each group commit, each append
+    /// with `sync = none`, each segment roll that advances it) with the new latest anchor, on
+    /// the thread that published it. This is the hook a follow engine wakes on without
+    /// polling: `observer` must return quickly (signal a queue, no store calls), and may be
+    /// called concurrently from two committing threads, so a smaller anchor can arrive after a
+    /// larger one.
+    public func observeCommits(_ observer: @escaping @Sendable (_ latestAnchor: UInt64) -> Void) -> CommitObservation {
+        CommitObservation(shared: shared, id: shared.addObserver(observer))
+    }
+}

@@ -17,6 +17,7 @@ final class StoreShared: Sendable {
     let published: Mutex<Published>
     private let health = Mutex<(degraded: String?, damage: [String])>((nil, []))
     private let waiters = Mutex<(next: Int, list: [Int: CheckedContinuation<Void, Never>], closed: Bool)>((0, [:], false))
+    private let observers = Mutex<(next: Int, list: [Int: @Sendable (UInt64) -> Void])>((0, [:]))
 
     init(_ p: Published) { published = Mutex(p) }
 
@@ -35,18 +36,19 @@ final class StoreShared: Sendable {
             s.durableNext = p.nextAnchor
             return true
         }
-        if advanced { wakeAll() }
+        if advanced { durableAdvanced(to: p.nextAnchor) }
     }
 
     func replaceOpenSegment(sealed: Segment, open: Segment, durableNext: UInt64) {
-        published.withLock { s in
+        let advanced = published.withLock { s -> Bool in
             if let i = s.segments.lastIndex(where: { $0.firstAnchor == sealed.firstAnchor }) {
                 s.segments[i] = sealed
             }
             s.segments.append(open)
-            s.durableNext = max(s.durableNext, durableNext)
+            defer { s.durableNext = max(s.durableNext, durableNext) }
+            return durableNext > s.durableNext
         }
-        wakeAll()
+        if advanced { durableAdvanced(to: durableNext) } else { wakeAll() }
     }
 
     func replaceEmptyOpenSegment(_ open: Segment) {
@@ -92,6 +94,30 @@ final class StoreShared: Sendable {
         } onCancel: {
             waiters.withLock { $0.list.removeValue(forKey: id) }?.resume()
         }
+    }
+
+    // MARK: commit observers (the daemon's follow engine)
+
+    /// `observer` is called with the new latest durable anchor each time the durable end
+    /// advances, on the thread that advanced it (on the writer queue or in the group-commit
+    /// leader's sync): it must return quickly and must not call back into the store.
+    func addObserver(_ observer: @escaping @Sendable (UInt64) -> Void) -> Int {
+        observers.withLock { o in
+            o.next += 1
+            o.list[o.next] = observer
+            return o.next
+        }
+    }
+
+    func removeObserver(_ id: Int) {
+        _ = observers.withLock { $0.list.removeValue(forKey: id) }
+    }
+
+    /// Called outside `published`'s lock, after the new durable end is visible to readers.
+    private func durableAdvanced(to next: UInt64) {
+        wakeAll()
+        let list = observers.withLock { Array($0.list.values) }
+        for observer in list { observer(next - 1) }
     }
 
     func wakeAll() {

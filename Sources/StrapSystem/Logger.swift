@@ -53,6 +53,17 @@ public enum LogSink: Sendable, Equatable {
     }
 }
 
+/// A log line's structured context: lower-case dotted keys, as swift-log writes them.
+public typealias LogMetadata = [String: String]
+
+/// The metadata keys strapd uses.
+public enum LogKey {
+    /// The sensor a line is about ("AA:BB:CC:DD:EE:FF"): journald's `DEVICE_ADDRESS=`.
+    public static let deviceAddress = "device.address"
+    /// A link-quality reading in dBm: `RSSI=`.
+    public static let rssi = "rssi"
+}
+
 /// Structured logging. Thread-safe: the level may be changed (SIGHUP reload) while
 /// other threads log.
 public final class Logger: Sendable {
@@ -73,11 +84,12 @@ public final class Logger: Sendable {
 
     public func isEnabled(_ l: LogLevel) -> Bool { l.rawValue <= level.load(ordering: .relaxed) }
 
-    /// `fields` are extra journal fields, e.g. `["DEVICE_ADDRESS": "AA:BB:..."]`; names
-    /// that journald would reject are dropped (see `JournalEntry.isValidFieldName`).
-    public func log(_ l: LogLevel, _ message: @autoclosure () -> String, fields: [String: String] = [:]) {
+    /// `metadata` is structured context in swift-log's style, e.g.
+    /// `["device.address": "AA:BB:..."]`; journald gets each entry as a field
+    /// (`DEVICE_ADDRESS=`, see `JournalEntry.fieldName(forMetadataKey:)`).
+    public func log(_ l: LogLevel, _ message: @autoclosure () -> String, metadata: LogMetadata = [:]) {
         guard isEnabled(l) else { return }
-        let entry = JournalEntry(level: l, message: message(), identifier: identifier, fields: fields)
+        let entry = JournalEntry(level: l, message: message(), identifier: identifier, metadata: metadata)
         switch sink {
         case .journal: entry.send()
         case .stderr:
@@ -86,11 +98,11 @@ public final class Logger: Sendable {
         }
     }
 
-    public func debug(_ m: @autoclosure () -> String, fields: [String: String] = [:]) { log(.debug, m(), fields: fields) }
-    public func info(_ m: @autoclosure () -> String, fields: [String: String] = [:]) { log(.info, m(), fields: fields) }
-    public func notice(_ m: @autoclosure () -> String, fields: [String: String] = [:]) { log(.notice, m(), fields: fields) }
-    public func warning(_ m: @autoclosure () -> String, fields: [String: String] = [:]) { log(.warning, m(), fields: fields) }
-    public func error(_ m: @autoclosure () -> String, fields: [String: String] = [:]) { log(.error, m(), fields: fields) }
+    public func debug(_ m: @autoclosure () -> String, metadata: LogMetadata = [:]) { log(.debug, m(), metadata: metadata) }
+    public func info(_ m: @autoclosure () -> String, metadata: LogMetadata = [:]) { log(.info, m(), metadata: metadata) }
+    public func notice(_ m: @autoclosure () -> String, metadata: LogMetadata = [:]) { log(.notice, m(), metadata: metadata) }
+    public func warning(_ m: @autoclosure () -> String, metadata: LogMetadata = [:]) { log(.warning, m(), metadata: metadata) }
+    public func error(_ m: @autoclosure () -> String, metadata: LogMetadata = [:]) { log(.error, m(), metadata: metadata) }
 
     private func currentMilliseconds() -> Int64 {
         var ts = timespec()
@@ -104,7 +116,14 @@ public struct JournalEntry: Sendable, Equatable {
     public var level: LogLevel
     public var message: String
     public var identifier: String
-    public var fields: [String: String]
+    public var metadata: LogMetadata
+
+    public init(level: LogLevel, message: String, identifier: String, metadata: LogMetadata = [:]) {
+        self.level = level
+        self.message = message
+        self.identifier = identifier
+        self.metadata = metadata
+    }
 
     /// journald field names: uppercase ASCII letters, digits, underscore; not starting
     /// with a digit or underscore (leading underscore is reserved for trusted fields);
@@ -115,22 +134,41 @@ public struct JournalEntry: Sendable, Equatable {
         return name.utf8.allSatisfy { (0x41...0x5A).contains($0) || (0x30...0x39).contains($0) || $0 == UInt8(ascii: "_") }
     }
 
+    /// "device.address" → "DEVICE_ADDRESS": upper case, `.` and `-` as `_`. nil when the
+    /// result is still no valid journald name (it is then dropped).
+    public static func fieldName(forMetadataKey key: String) -> String? {
+        var name = ""
+        for c in key.unicodeScalars {
+            switch c {
+            case ".", "-": name.unicodeScalars.append("_")
+            case "a"..."z": name.unicodeScalars.append(Unicode.Scalar(c.value - 32)!)
+            default: name.unicodeScalars.append(c)
+            }
+        }
+        return isValidFieldName(name) ? name : nil
+    }
+
+    /// The metadata as journald fields, sorted by name; invalid and reserved names dropped.
+    public var fields: [(name: String, value: String)] {
+        let reserved: Set<String> = ["MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"]
+        return metadata.compactMap { key, value in
+            guard let name = Self.fieldName(forMetadataKey: key), !reserved.contains(name) else { return nil }
+            return (name, value)
+        }.sorted { $0.name < $1.name }
+    }
+
     /// The `KEY=value` assignments handed to sd_journal_sendv, in a stable order.
     public var assignments: [String] {
-        var out = ["MESSAGE=\(message)", "PRIORITY=\(level.rawValue)", "SYSLOG_IDENTIFIER=\(identifier)"]
-        let reserved: Set<String> = ["MESSAGE", "PRIORITY", "SYSLOG_IDENTIFIER"]
-        for key in fields.keys.sorted() where Self.isValidFieldName(key) && !reserved.contains(key) {
-            out.append("\(key)=\(fields[key]!)")
-        }
-        return out
+        ["MESSAGE=\(message)", "PRIORITY=\(level.rawValue)", "SYSLOG_IDENTIFIER=\(identifier)"]
+            + fields.map { "\($0.name)=\($0.value)" }
     }
 
     /// `2026-11-29T21:00:00.123Z strapd[warning]: message DEVICE_ADDRESS=AA:BB`
     public func stderrLine(timestampMilliseconds: Int64) -> String {
         var line = "\(RFC3339Timestamp.format(millisecondsSinceEpoch: timestampMilliseconds)) \(identifier)[\(level.name)]: "
         line += message.replacing("\n", with: "\\n")
-        for key in fields.keys.sorted() where Self.isValidFieldName(key) {
-            line += " \(key)=\(fields[key]!.replacing("\n", with: "\\n"))"
+        for (name, value) in fields {
+            line += " \(name)=\(value.replacing("\n", with: "\\n"))"
         }
         return line + "\n"
     }

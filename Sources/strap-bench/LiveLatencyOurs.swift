@@ -38,7 +38,7 @@ final class OursLiveFrontEnd: @unchecked Sendable {
             status: { _ in DaemonStatus.empty }
         ) { _ in SimulatedDeviceService(identities: [SimulatedIdentity(address: Self.address, name: "Bench HRM")]) }
         frontEnd.start()
-        frontEnd.pipeline.submit(.linkUp(Self.address, name: "Bench HRM", Clock.now()))
+        frontEnd.pipeline.submit(.linkUp(Self.address, name: "Bench HRM", ReceiveTime.now()))
     }
 
     func close() {
@@ -77,7 +77,7 @@ final class OursLiveFrontEnd: @unchecked Sendable {
         let hr = (0...workload.total).map { HeartRateMeasurement(heartRate: UInt16($0), isUInt16Format: true).encoded() }
         let cpu0 = processCPUSeconds(), wall0 = DecodeBench.now()
         Pacer.run(workload, times: times) { seq in
-            frontEnd.pipeline.submit(.notification(Self.address, .heartRateMeasurement, hr[seq], Clock.now()))
+            frontEnd.pipeline.submit(.notification(Self.address, .heartRateMeasurement, hr[seq], ReceiveTime.now()))
         }
         let drained = workload.waitDelivered(tallies)
         shared.stop.store(true, ordering: .relaxed)

@@ -39,7 +39,7 @@ enum PipelineBench: BenchSection {
             (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings())
         }
         let received = Atomic<Int>(0)
-        _ = live.subscribe(.init()) { batch in received.add(batch.count, ordering: .relaxed) }
+        _ = live.subscribe { batch in received.add(batch.count, ordering: .relaxed) }
 
         let start = DecodeBench.now()
         var i = 0

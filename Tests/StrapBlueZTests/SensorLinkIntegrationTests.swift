@@ -44,9 +44,10 @@ struct SensorLinkIntegrationTests {
         let address = "C0:11:22:33:44:0D"
         let lines = ResultList<String>()
         let chained = ResultBox<BusLog.Handler>()
-        let (previous, minimum) = BusLog.install(minimum: .info) { level, text in
-            if text.contains(address) { lines.append(text) }
-            chained.get()?(level, text)
+        let (previous, minimum) = BusLog.install(minimum: .info) { level, text, metadata in
+            // The address travels as metadata, not only inside the text.
+            if metadata[BusLog.deviceAddressKey] == address { lines.append(text) }
+            chained.get()?(level, text, metadata)
         }
         chained.set(previous)
         defer { BusLog.install(minimum: minimum, previous) }

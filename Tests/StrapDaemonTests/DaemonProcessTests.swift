@@ -142,6 +142,37 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         daemon.signal(SIGTERM)
     }
 
+    /// SIGTERM while a replay is still submitting: the replay stops before the final flush,
+    /// so what it submitted (all of it recorded by `--record`, a tap at submission) is exactly
+    /// what is stored. A replay that went on submitting through the flush leaves samples that
+    /// are recorded but not stored, or stored but not recorded.
+    @Test func sigtermDuringReplayStopsSubmissionBeforeTheFinalFlush() throws {
+        let daemon = try DaemonProcess()
+        let events = simulatedEvents(count: 6, seconds: 4 * 3600, seed: 13)
+        let capture = daemon.directory + "/capture.jsonl"
+        let recording = daemon.directory + "/recording.jsonl"
+        try events.map(CaptureFormat.line).joined(separator: "\n").write(toFile: capture, atomically: true, encoding: .utf8)
+        // Four hours of six sensors in about 15 s: a batch every millisecond.
+        try daemon.start(["--replay", capture, "--replay-speed", "1000", "--record", recording,
+                          "--set", "store.sync=interval", "--set", "store.sync_interval=1s"])
+        let client = try daemon.client()
+        for _ in 0..<1000 {
+            let status = try client.call(#"{"id":1,"op":"status"}"#).result
+            if case .object(let p)? = status["pipeline"], (p.int("events") ?? 0) >= 3000 { break }
+            usleep(10_000)
+        }
+        daemon.signal(SIGTERM)
+        let lines = try String(contentsOfFile: recording, encoding: .utf8).split(separator: "\n")
+        let recorded = try lines.enumerated().map { try CaptureFormat.parse($0.element, lineNumber: $0.offset + 1) }
+        #expect(recorded.count >= 3000 && recorded.count < events.count, "stopped mid-replay: \(recorded.count) of \(events.count)")
+        #expect(lines.map(String.init) == events.prefix(recorded.count).map(CaptureFormat.line), "the recording is the capture's start")
+        try daemon.start([])
+        let status = try daemon.client().call(#"{"id":2,"op":"status"}"#).result
+        guard case .object(let store)? = status["store"] else { Issue.record("no store status"); return }
+        #expect(store.int("latestAnchor") == Int64(try expectedSampleCount(recorded)))
+        daemon.signal(SIGTERM)
+    }
+
     func expectedSampleCount(_ events: [SensorEvent]) throws -> Int {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -44,7 +44,7 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         let store = try Store.open(StoreConfig(directory: dir, sync: .none))
         let (pipeline, live) = makePipeline(store: store)
         let seen = Mutex<(samples: Int, links: Int)>((0, 0))
-        _ = live.subscribe(.init()) { events in
+        _ = live.subscribe { events in
             seen.withLock { s in
                 for e in events {
                     if case .sample = e { s.samples += 1 }

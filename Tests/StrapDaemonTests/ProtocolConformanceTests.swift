@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import StrapControl
+import StrapIngest
 import StrapModel
 import StrapWire
 @testable import StrapDaemon

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import StrapStore
 import StrapModel
@@ -49,5 +50,35 @@ import StrapModel
         try await Task.sleep(nanoseconds: 50_000_000)
         store.close()
         #expect(try await reader.value == 10)
+    }
+
+    @Test(arguments: [SyncPolicy.none, .always, .interval(3600)])
+    func commitObserverIsCalledOncePerPublishedDurablePosition(_ sync: SyncPolicy) throws {
+        let dir = TempDir("commits")
+        let store = try Store.open(config(dir, sync: sync))
+        defer { store.close() }
+        let seen = Mutex<[UInt64]>([])
+        let observation = store.observeCommits { latest in seen.withLock { $0.append(latest) } }
+        try store.appendBatch(Fixtures.heartRate(count: 5))
+        try store.appendBatch(Fixtures.heartRate(count: 3, offset: 5))
+        try store.sync()
+        try store.sync()
+        // `interval` may sync the first append at once or with the second: one call per
+        // position either way, never one for a sync that published nothing new.
+        let expected = seen.withLock { $0 }
+        if sync == .interval(3600) {
+            #expect(expected == [8] || expected == [5, 8])
+        } else {
+            #expect(expected == [5, 8])
+        }
+        #expect(store.latestAnchor == 8)
+        // A deletion is a commit too (its tombstone is what followers read next).
+        let victim = try store.anchored(anchor: 0, limit: 1).added[0].uuid
+        try store.delete(uuids: [victim])
+        #expect(seen.withLock { $0 } == expected + [9])
+        observation.cancel()
+        try store.appendBatch(Fixtures.heartRate(count: 2, offset: 8))
+        try store.sync()
+        #expect(seen.withLock { $0 }.last == 9)
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite struct LoggerTests {
     let entry = JournalEntry(level: .warning, message: "link lost\nretrying", identifier: "strapd",
-                             fields: ["DEVICE_ADDRESS": "AA:BB:CC:DD:EE:FF", "bad name": "x", "_PID": "1", "RSSI": "-70"])
+                             metadata: [LogKey.deviceAddress: "AA:BB:CC:DD:EE:FF", "bad name": "x", "_pid": "1", "message": "m",
+                                        LogKey.rssi: "-70"])
 
     @Test func journalAssignmentsCarryStandardAndValidExtraFields() {
         #expect(entry.assignments == [
@@ -17,6 +18,12 @@ import Testing
                       ("", false), (String(repeating: "A", count: 65), false)])
     func fieldNameRules(name: String, valid: Bool) {
         #expect(JournalEntry.isValidFieldName(name) == valid)
+    }
+
+    @Test(arguments: [("device.address", "DEVICE_ADDRESS"), ("rssi", "RSSI"), ("link-phase", "LINK_PHASE"),
+                      ("DEVICE_ADDRESS", "DEVICE_ADDRESS"), ("_pid", nil), ("2nd", nil), ("bad name", nil), ("é", nil)])
+    func metadataKeysBecomeJournalFieldNames(key: String, field: String?) {
+        #expect(JournalEntry.fieldName(forMetadataKey: key) == field)
     }
 
     @Test func stderrLineIsOneLineWithTimeLevelAndFields() {

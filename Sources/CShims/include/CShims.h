@@ -24,4 +24,3 @@ size_t cshims_heap_in_use(void);
 uint64_t cshims_malloc_count(void);
 void cshims_malloc_counting(int enabled);
 #include "cshims_posix.h"
-#include "cshims_hci.h"

@@ -92,7 +92,7 @@ public final class SensorLink: @unchecked Sendable {
             if path == devicePath {
                 if interface == BlueZInterface.device, let connected = changed["Connected"]?.bool {
                     if !connected {
-                        BusLog.notice("[\(address)] disconnected: \(lastReason ?? "Connected=false (no reason signal)")")
+                        BusLog.notice("[\(address)] disconnected: \(lastReason ?? "Connected=false (no reason signal)")", metadata: BusLog.device(address))
                     }
                     feed(.connectionChanged(connected: connected))
                     lastReason = nil
@@ -161,16 +161,16 @@ public final class SensorLink: @unchecked Sendable {
 
     private func deliver(uuid: String, value: [UInt8]) {
         sink?.received(RawNotification(device: address, characteristic: uuid, value: value,
-                                       monotonicNanoseconds: Clock.monotonic(), wallNanoseconds: Clock.wall()))
+                                       monotonicNanoseconds: SystemClock.monotonicNanoseconds(), wallNanoseconds: SystemClock.wallNanoseconds()))
     }
 
     // MARK: State machine plumbing
 
     private func feed(_ input: LinkInput) {
-        let commands = machine.handle(input, now: Clock.monotonic())
+        let commands = machine.handle(input, now: SystemClock.monotonicNanoseconds())
         for command in commands { execute(command) }
         if machine.phase != reportedPhase {
-            BusLog.debug("[\(address)] \(reportedPhase) → \(machine.phase)")
+            BusLog.debug("[\(address)] \(reportedPhase) → \(machine.phase)", metadata: BusLog.device(address))
             reportedPhase = machine.phase
             sink?.linkChanged(device: address, phase: machine.phase)
         }
@@ -193,7 +193,7 @@ public final class SensorLink: @unchecked Sendable {
         case .removeDevice:
             guard let path = devicePath else { return }
             client.remove(device: path) { [address] result in
-                if case .failure(let e) = result { BusLog.warning("[\(address)] RemoveDevice failed: \(e)") }
+                if case .failure(let e) = result { BusLog.warning("[\(address)] RemoveDevice failed: \(e)", metadata: BusLog.device(address)) }
             }
         case .subscribe:
             subscribe()
@@ -210,13 +210,13 @@ public final class SensorLink: @unchecked Sendable {
         case .wantDiscovery(let wanted):
             discoveryHook?(address, wanted)
         case .log(let level, let text):
-            BusLog.log(level, "[\(address)] \(text)")
+            BusLog.log(level, "[\(address)] \(text)", metadata: BusLog.device(address))
         }
     }
 
     private func setTimer(_ deadline: UInt64) {
         timer?.cancel()
-        let now = Clock.monotonic()
+        let now = SystemClock.monotonicNanoseconds()
         let t = DispatchSource.makeTimerSource(queue: client.queue)
         t.schedule(deadline: .now() + .nanoseconds(Int(deadline > now ? deadline - now : 0)))
         timerGeneration += 1
@@ -297,7 +297,7 @@ public final class SensorLink: @unchecked Sendable {
                 guard let self else { return }
                 switch result {
                 case .success(let value): self.sink?.read(device: self.address, characteristic: char.uuid, value: value)
-                case .failure(let e): BusLog.info("[\(self.address)] reading \(c.name) failed: \(e)")
+                case .failure(let e): BusLog.info("[\(self.address)] reading \(c.name) failed: \(e)", metadata: BusLog.device(self.address))
                 }
             }
         }

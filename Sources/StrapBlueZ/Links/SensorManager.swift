@@ -103,7 +103,7 @@ public final class SensorManager: @unchecked Sendable {
             if case .failure(let e) = result, e.errorName != BlueZErrorName.alreadyExists.rawValue { return done(.failure(e)) }
             self.client.pair(device: device.path) { result in
                 if case .failure(let e) = result {
-                    BusLog.warning("pairing \(address) failed: \(e)")
+                    BusLog.warning("pairing \(address) failed: \(e)", metadata: BusLog.device(address))
                     return done(.failure(e))
                 }
                 self.client.setTrusted(device: device.path, true, done)

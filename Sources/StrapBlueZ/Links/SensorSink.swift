@@ -38,14 +38,16 @@ extension SensorSink {
     public func linkChanged(device: String, phase: LinkPhase) {}
 }
 
-enum Clock {
-    static func monotonic() -> UInt64 {
+/// CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds, as `RawNotification` carries them and
+/// the link machine's timers count.
+enum SystemClock {
+    static func monotonicNanoseconds() -> UInt64 {
         var t = timespec()
         clock_gettime(CLOCK_MONOTONIC, &t)
         return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
     }
 
-    static func wall() -> Int64 {
+    static func wallNanoseconds() -> Int64 {
         var t = timespec()
         clock_gettime(CLOCK_REALTIME, &t)
         return Int64(t.tv_sec) * 1_000_000_000 + Int64(t.tv_nsec)

@@ -116,7 +116,7 @@ extension RequestRouter {
 /// where the previous ended, so the catch-up → live switch has no gap and no duplicate.
 /// While the connection is above its high-water mark the loop stops at its anchor (nothing
 /// is read ahead or buffered) and resumes from there once the client drained. Caught up, it
-/// polls the store's latest durable anchor, a cheap read, every `idleInterval`.
+/// parks in the router's `FollowEngine`, which resumes it when a commit passes its anchor.
 ///
 /// A plain Dispatch loop rather than the store's async `follow`: a follower must never depend
 /// on the cooperative thread pool, which blocking code elsewhere in the process can exhaust.
@@ -128,8 +128,6 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         let predicate: SamplePredicate?
         let limit: Int
     }
-
-    static let idleInterval: DispatchTimeInterval = .milliseconds(20)
 
     private unowned let router: RequestRouter
     private let session: ClientSession
@@ -178,15 +176,23 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         router.worker.async { [self] in step(from: from) }
     }
 
-    /// On the worker queue: the next page after `from`, or, when nothing new is durable, a
-    /// cheap look at the store's latest anchor again after `idleInterval`. An idle follower
-    /// costs no hop to the server queue.
+    /// The follow engine saw a commit pass `anchor` (on its queue).
+    func resume(from anchor: UInt64) {
+        router.worker.async { [self] in step(from: anchor) }
+    }
+
+    /// On the worker queue: the next page after `from`, or, when nothing new is durable,
+    /// parking in the follow engine until there is. An idle follower costs no hop at all.
     private func step(from: UInt64) {
         guard active.load(ordering: .acquiring), let query = startedQuery else { return }
-        if query.store.latestAnchor <= from {
-            router.worker.asyncAfter(deadline: .now() + Self.idleInterval) { [self] in step(from: from) }
+        let engine = router.follow
+        if !engine.proceedOrPark(self, at: from) {
+            // Ended meanwhile: `cancel`/`stop` cleared `active` before unparking, so one of
+            // the two unparks sees the other.
+            if !active.load(ordering: .acquiring) { engine.unpark(self) }
             return
         }
+        engine.pageRead()
         let result = Result { () throws(StrapError) -> AnchoredResult in
             try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
         }
@@ -219,7 +225,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             stop(kind: "error", data: ["code": .string("internal"), "message": .string("follow page larger than the client buffer")])
         case .closed:
             state = .ended
-            active.store(false, ordering: .releasing)
+            deactivate()
         }
     }
 
@@ -242,7 +248,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             if !notify { state = .ended }
         case .running:
             state = .ended
-            active.store(false, ordering: .releasing)
+            deactivate()
             retry = nil
             if notify { writeFinal("cancelled", [:]) }
         case .ended:
@@ -253,9 +259,15 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     private func stop(kind: String, data: JSONObject) {
         guard state == .running else { return }
         state = .ended
-        active.store(false, ordering: .releasing)
+        deactivate()
         writeFinal(kind, data)
         router.streamEnded(id: id, in: session, stream: self)
+    }
+
+    /// No step goes on after this; a parked follower is woken no more.
+    private func deactivate() {
+        active.store(false, ordering: .releasing)
+        router.follow.unpark(self)
     }
 
     private func writeFinal(_ kind: String, _ data: JSONObject) {

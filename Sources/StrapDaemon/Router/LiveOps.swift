@@ -58,7 +58,7 @@ final class LiveFanout: @unchecked Sendable {
         }
         // Subscribed lazily, outside the lock: the hub delivers on its queue and takes it.
         if first, hubSubscription.withLock({ $0 == nil }) {
-            let id = hub.subscribe(LiveHub.Filter()) { [weak self] events in self?.publish(events) }
+            let id = hub.subscribe { [weak self] events in self?.publish(events) }
             let extra = hubSubscription.withLock { current -> Int? in
                 if current == nil { current = id; return nil }
                 return id

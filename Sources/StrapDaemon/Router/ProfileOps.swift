@@ -1,4 +1,5 @@
 import FoundationEssentials
+import StrapIngest
 import StrapModel
 import StrapWire
 
@@ -19,7 +20,7 @@ extension RequestRouter {
             field = f
         } else { field = nil }
         let book = try workouts.profiles
-        let today = CalendarDate(utcMillis: Clock.wallMillis())
+        let today = CalendarDate(utcMillis: ReceiveTime.now().wall)
         answer(request, session) { () throws(StrapError) in
             guard let profile = book.profile(athlete) else { throw .noData("no profile for athlete \"\(athlete)\"") }
             let maximum = try? profile.maximumHeartRate(on: today)
@@ -58,7 +59,7 @@ extension RequestRouter {
             throw .bad("\"profile\": \(error)")
         }
         let book = try workouts.profiles
-        let today = CalendarDate(utcMillis: Clock.wallMillis())
+        let today = CalendarDate(utcMillis: ReceiveTime.now().wall)
         answer(request, session) { () throws(StrapError) in
             let updated = try book.update(athlete, patch, today: today)
             return "{\"athlete\":" + (try Self.json(athlete)) + ",\"profile\":" + (try Self.json(updated)) + "}"

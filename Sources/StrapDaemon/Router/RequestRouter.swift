@@ -40,6 +40,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     let logger: Logger?
     let worker = DispatchQueue(label: "strapd.router.worker", qos: .utility, attributes: .concurrent)
     let fanout: LiveFanout
+    let follow: FollowEngine
     /// One discovery at a time, across all clients: BlueZ has one adapter-wide discovery.
     let scanning = Atomic<Bool>(false)
     /// Confined to the server queue.
@@ -50,6 +51,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.fanout = LiveFanout(hub: context.live)
+        self.follow = FollowEngine(store: context.store)
     }
 
     /// Daemon shutdown (SIGTERM): stops live delivery, gives every open stream a final
@@ -68,6 +70,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
                 finishIfIdle(session)
             }
         }
+        follow.stop()
     }
 
     /// Open connections and live subscriptions, for `status` (on the server queue).

@@ -1,3 +1,4 @@
+import StrapIngest
 import StrapModel
 import StrapWire
 

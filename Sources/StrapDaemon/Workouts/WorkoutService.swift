@@ -49,7 +49,7 @@ public final class WorkoutService: @unchecked Sendable {
 
     /// The journal lives in the store's directory (`sessions/`).
     public init(store: Store, profiles: ProfileBook,
-                now: @escaping @Sendable () -> Millis = { Clock.wallMillis() },
+                now: @escaping @Sendable () -> Millis = { ReceiveTime.now().wall },
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(StrapError) {
         self.store = store
         let journal = try WorkoutJournalFile(store: store)
@@ -69,15 +69,19 @@ public final class WorkoutService: @unchecked Sendable {
         resetEnergyBox.withLock { $0 = reset }
     }
 
-    /// Recovers every open session from the journal and the stored samples, then starts taking
-    /// live samples. Call before the pipeline delivers anything. Problems are logged: a damaged
-    /// journal must not keep the daemon (and every other athlete's recording) down.
-    public func start(hub: LiveHub) {
+    /// Rebuilds every open session from the journal and the stored samples. Call before the
+    /// live hub delivers samples (`attach`). Problems are logged: a damaged journal must not keep
+    /// the daemon (and every other athlete's recording) down.
+    public func recover() {
         do throws(StrapError) { try recover(journal) } catch { log("workout sessions could not be recovered: \(error)") }
-        hubSubscription = hub.subscribe(LiveHub.Filter()) { [weak self] events in self?.observe(events) }
     }
 
-    public func stop(hub: LiveHub) {
+    /// Starts taking live samples (and energy-saturation changes) from `hub`.
+    public func attach(hub: LiveHub) {
+        hubSubscription = hub.subscribe { [weak self] events in self?.observe(events) }
+    }
+
+    public func detach(hub: LiveHub) {
         if let id = hubSubscription { hub.unsubscribe(id) }
         hubSubscription = nil
         // Followers' streams get their final `shutdown` from the router.

@@ -1,4 +1,4 @@
-#include "cshims_hci.h"
+#include "CHCI.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <bluetooth/bluetooth.h>
 #include <bluetooth/hci.h>
 
-int cshims_hci_conn_handle(int dd, const uint8_t bdaddr[6], uint8_t type, uint16_t *handle) {
+int chci_conn_handle(int dd, const uint8_t bdaddr[6], uint8_t type, uint16_t *handle) {
     /* The request is followed by room for one struct hci_conn_info, which the kernel fills
        (the idiom of BlueZ's hcitool). */
     struct hci_conn_info_req *cr = calloc(1, sizeof(*cr) + sizeof(struct hci_conn_info));

@@ -20,10 +20,13 @@ public struct KnownDevices: Sendable, Equatable {
 
     public private(set) var entries: [SensorAddress: Entry] = [:]
     public let path: String
+    /// Where the file lives: synced after each save, so the rename is durable.
+    private let directory: String
 
     public static let fileName = "known-devices.json"
 
     public init(directory: String) {
+        self.directory = directory
         path = directory + "/" + Self.fileName
     }
 
@@ -98,7 +101,6 @@ public struct KnownDevices: Sendable, Equatable {
         Glibc.close(fd)
         guard ok else { unlink(temp); throw .io("write \(temp): \(String(cString: strerror(failure)))") }
         guard rename(temp, path) == 0 else { throw .io("rename \(temp): \(String(cString: strerror(errno)))") }
-        let directory = Path.directory(of: path)
         let dfd = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { _ = fsync(dfd); Glibc.close(dfd) }
     }

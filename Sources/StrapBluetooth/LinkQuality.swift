@@ -1,4 +1,5 @@
 import CBluetooth
+import CHCI
 import CShims
 import Glibc
 
@@ -41,7 +42,7 @@ public struct LibBluetoothHCI: HCIAccess {
 
     public func connectionHandle(_ fd: Int32, address: [UInt8], linkType: UInt8) -> Result<UInt16, HCIFailure> {
         var handle: UInt16 = 0
-        let r = address.withUnsafeBufferPointer { cshims_hci_conn_handle(fd, $0.baseAddress, linkType, &handle) }
+        let r = address.withUnsafeBufferPointer { chci_conn_handle(fd, $0.baseAddress, linkType, &handle) }
         return r == 0 ? .success(handle) : .failure(HCIFailure(errno: errno))
     }
 
@@ -78,7 +79,7 @@ public struct LinkQualityReader: Sendable {
         var handle: UInt16?
         var lookupError = HCIFailure(errno: ENOENT)
         // Sensors are LE; a dual-mode device may be on BR/EDR instead.
-        for type in [UInt8(CSHIMS_HCI_LE_LINK), UInt8(CSHIMS_HCI_ACL_LINK)] {
+        for type in [UInt8(CHCI_LE_LINK), UInt8(CHCI_ACL_LINK)] {
             switch hci.connectionHandle(fd, address: bdaddr, linkType: type) {
             case .success(let h): handle = h
             case .failure(let e): lookupError = e

@@ -1,4 +1,5 @@
 #pragma once
+/* StrapBluetooth's C companion, the only target that uses it. */
 #include <stdint.h>
 
 /* HCI connection lookup for the RSSI sampler (spec §3.3 link quality). HCIGETCONNINFO is
@@ -7,10 +8,10 @@
    CShims still links without -lbluetooth. */
 
 /* LE and BR/EDR link types of struct hci_conn_info_req (LE_LINK, ACL_LINK). */
-#define CSHIMS_HCI_LE_LINK 0x80
-#define CSHIMS_HCI_ACL_LINK 0x01
+#define CHCI_LE_LINK 0x80
+#define CHCI_ACL_LINK 0x01
 
 /* ioctl(dd, HCIGETCONNINFO) for the connection of `type` to `bdaddr` (6 bytes, least
    significant first, as bdaddr_t). 0 and *handle, or -1 with errno (ENOENT: no such
    connection). */
-int cshims_hci_conn_handle(int dd, const uint8_t bdaddr[6], uint8_t type, uint16_t *handle);
+int chci_conn_handle(int dd, const uint8_t bdaddr[6], uint8_t type, uint16_t *handle);

@@ -1,5 +1,5 @@
-import StrapIngest
 import StrapModel
+import Synchronization
 
 /// One sensor as `devices.list` / `devices.info` report it (docs/protocol.md).
 public struct DeviceInfo: Sendable, Equatable {
@@ -79,7 +79,8 @@ public enum DeviceError: Error, Sendable, Equatable, CustomStringConvertible {
 }
 
 /// The device side of the daemon: BlueZ in production, the simulator with `--simulate`.
-/// Completions may be called on any queue.
+/// Completions may be called on any queue. Beside `SensorEvent` because it is the other half
+/// of the same contract: what a device source delivers, and what can be asked of it.
 public protocol DeviceService: AnyObject, Sendable {
     /// Begins discovery; `found` is called per device as it appears, `finished` once after
     /// `timeout` seconds or `stop()` on the returned handle.
@@ -102,4 +103,12 @@ public final class ScanHandle: Sendable {
     private let stopAction: @Sendable () -> Void
     public init(stop: @escaping @Sendable () -> Void) { stopAction = stop }
     public func stop() { stopAction() }
+}
+
+/// A flag that can be claimed once, from any queue: a scan's `finished` is called once,
+/// whichever comes first of its timeout, `stop()` and a failure.
+public final class Once: Sendable {
+    private let claimed = Atomic<Bool>(false)
+    public init() {}
+    public func claim() -> Bool { !claimed.exchange(true, ordering: .acquiringAndReleasing) }
 }
