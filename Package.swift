@@ -21,6 +21,9 @@ let package = Package(
         // The live-latency benchmark's peer (a mosquitto broker's clients); strap-bench only.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
+        // The OS edge over them: typed Errno, the injectable syscall table (EINTR retried in
+        // one place), descriptors, atomic file writes. Below both the store and the server.
+        .target(name: "StrapOS", dependencies: ["CShims"]),
 
         // Layer 2: pure protocol code (no I/O).
         .target(name: "StrapGATT"),
@@ -32,19 +35,19 @@ let package = Package(
         .target(name: "StrapConfig"),
 
         // Layer 4: store; ingest (decode → derive → samples).
-        .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
+        .target(name: "StrapStore", dependencies: ["StrapOS", "StrapModel", "CZlib"]),
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
 
         // Layer 5: I/O adapters and the daemon's wiring.
-        .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
-        .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
+        .target(name: "StrapSystem", dependencies: ["StrapOS", "CSystemd", "CShims", "StrapWire"]),
+        .target(name: "StrapBlueZ", dependencies: ["StrapOS", "StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapModel", "StrapSimulator", "StrapGATT",
-                                                    "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims", "CBluetooth"]),
+                                                    "StrapOS", "StrapSystem", "StrapWire", "StrapConfig", "StrapBlueZ", "CShims", "CBluetooth"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
-        .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "CShims"]),
+        .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
                                                               "StrapDaemon", "StrapIngest", "StrapSimulator",
@@ -54,14 +57,15 @@ let package = Package(
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
         // bed is a plain target so both the BlueZ and the daemon tests can use it.
         .target(name: "MockBlueZSupport", dependencies: ["StrapBlueZ", "StrapDBus"], path: "Tests/MockBlueZSupport"),
+        .testTarget(name: "StrapOSTests", dependencies: ["StrapOS"]),
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
         .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
         .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
-        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
+        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapOS", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
-        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
+        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapOS", "StrapWire", "CShims"]),
         .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
         .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapModel", "StrapSimulator",

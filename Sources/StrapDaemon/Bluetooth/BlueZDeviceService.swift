@@ -173,8 +173,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     }
 
     private func failedToConnect(_ error: BusError) {
-        let why: String
-        if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
+        let why = error.description
         setDegraded("no system D-Bus (\(why))")
         let delay = busRetryDelay
         busRetryDelay = min(60, busRetryDelay * 2)
