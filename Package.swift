@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // strapd — layers as modules, dependencies pointing one way (docs/architecture.md, spec §2):
 // C system libraries + one C shim → pure protocol code → domain model → store / ingest →
-// I/O adapters → thin executables.
+// I/O adapters → thin executables. The benchmark is a package of its own (Benchmarks/), which
+// depends on this one by path through the library products below.
 import PackageDescription
 
 let package = Package(
@@ -10,16 +11,22 @@ let package = Package(
     products: [
         .executable(name: "strapd", targets: ["strapd"]),
         .executable(name: "strapctl", targets: ["strapctl"]),
-        .executable(name: "strap-bench", targets: ["strap-bench"]),
+        // The modules the benchmark package (Benchmarks/, by path) builds on.
+        .library(name: "StrapGATT", targets: ["StrapGATT"]),
+        .library(name: "StrapWire", targets: ["StrapWire"]),
+        .library(name: "StrapModel", targets: ["StrapModel"]),
+        .library(name: "StrapStore", targets: ["StrapStore"]),
+        .library(name: "StrapIngest", targets: ["StrapIngest"]),
+        .library(name: "StrapSimulator", targets: ["StrapSimulator"]),
+        .library(name: "StrapSystem", targets: ["StrapSystem"]),
+        .library(name: "StrapDaemon", targets: ["StrapDaemon"]),
+        .library(name: "CShims", targets: ["CShims"]),
     ],
     targets: [
         // Layer 1: C system libraries (Debian -dev packages) and the one C shim.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // The live-latency benchmark's peer (a mosquitto broker's clients); strap-bench only.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
         // The OS edge over them: typed Errno, the injectable syscall table (EINTR retried in
         // one place), descriptors, atomic file writes. Below both the store and the server.
@@ -49,9 +56,6 @@ let package = Package(
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
         .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
-        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
-                                                              "StrapDaemon", "StrapIngest", "StrapSimulator",
-                                                              "StrapSystem", "StrapWire", "CMosquitto"]),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
