@@ -7,13 +7,13 @@ DESTDIR      ?=
 .PHONY: help deps build release test torture bench fuzz fuzz-ci demo install clean lab
 
 help:
-	@echo "make deps      install the Debian packages strapd needs (idempotent)"
+	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
 	@echo "make build     debug build"
 	@echo "make release   release build"
 	@echo "make test      the whole test suite (what .ci/run runs)"
 	@echo "make torture   the store's crash/corruption tests at full counts (STRAP_TORTURE=1)"
 	@echo "make demo      the main job: see README"
-	@echo "make bench     strap-bench, every section, release build"
+	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 
 deps:
@@ -25,19 +25,25 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-test: deps
+test:
+	@scripts/deps.sh test
 	scripts/test.sh
 
 torture: deps
 	$(SWIFT) build --build-tests
 	STRAP_TORTURE=1 $(SWIFT) test --skip-build --disable-xctest --filter StrapStoreTests
 
-bench: deps
+# The benchmark is its own package (Benchmarks/, depending on this one by path); the strapd it
+# measures is the --static-swift-stdlib one `make install` ships, built here and put next to
+# strap-bench as strapd-shipped. Results go to bench-results.json at the top.
+BENCH_BIN = Benchmarks/.build/release
+BENCH_SECTIONS ?= all
+bench:
+	@scripts/deps.sh bench
 	$(SWIFT) build -c release --static-swift-stdlib --product strapd
-	cp .build/release/strapd .build/release/strapd-shipped
-	$(SWIFT) build -c release --product strap-bench
-	$(SWIFT) build -c release --product strapd
-	.build/release/strap-bench all
+	$(SWIFT) build --package-path Benchmarks -c release --product strap-bench
+	cp .build/release/strapd $(BENCH_BIN)/strapd-shipped
+	$(BENCH_BIN)/strap-bench $(BENCH_SECTIONS)
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)
@@ -75,4 +81,4 @@ lab: deps
 	Tests/lab/selftest.sh
 
 clean:
-	rm -rf .build fuzz/bin
+	rm -rf .build Benchmarks/.build fuzz/bin

@@ -1,7 +1,8 @@
 // swift-tools-version:6.0
 // strapd — layers as modules, dependencies pointing one way (docs/architecture.md, spec §2):
 // C system libraries + one C shim → pure protocol code → domain model → store / ingest →
-// I/O adapters → thin executables.
+// I/O adapters → thin executables. The benchmark is a package of its own (Benchmarks/), which
+// depends on this one by path through the library products below.
 import PackageDescription
 
 let package = Package(
@@ -10,19 +11,28 @@ let package = Package(
     products: [
         .executable(name: "strapd", targets: ["strapd"]),
         .executable(name: "strapctl", targets: ["strapctl"]),
-        .executable(name: "strap-bench", targets: ["strap-bench"]),
+        // The modules the benchmark package (Benchmarks/, by path) builds on.
+        .library(name: "StrapGATT", targets: ["StrapGATT"]),
+        .library(name: "StrapWire", targets: ["StrapWire"]),
+        .library(name: "StrapModel", targets: ["StrapModel"]),
+        .library(name: "StrapStore", targets: ["StrapStore"]),
+        .library(name: "StrapIngest", targets: ["StrapIngest"]),
+        .library(name: "StrapSimulator", targets: ["StrapSimulator"]),
+        .library(name: "StrapSystem", targets: ["StrapSystem"]),
+        .library(name: "StrapDaemon", targets: ["StrapDaemon"]),
+        .library(name: "CShims", targets: ["CShims"]),
     ],
     targets: [
         // Layer 1: C system libraries (Debian -dev packages) and the one C shim.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
-        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // The live-latency benchmark's peer (a mosquitto broker's clients); strap-bench only.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
         // The HCI connection lookup behind link quality; StrapBluetooth's C companion.
         .target(name: "CHCI"),
+        // The OS edge over them: typed Errno, the injectable syscall table (EINTR retried in
+        // one place), descriptors, atomic file writes. Below both the store and the server.
+        .target(name: "StrapOS", dependencies: ["CShims"]),
 
         // Layer 2: pure protocol code (no I/O).
         .target(name: "StrapGATT"),
@@ -34,42 +44,40 @@ let package = Package(
         .target(name: "StrapConfig"),
 
         // Layer 4: store; ingest (decode → derive → samples); workout sessions (no I/O).
-        .target(name: "StrapStore", dependencies: ["StrapModel", "CZlib"]),
+        .target(name: "StrapStore", dependencies: ["StrapOS", "StrapModel", "CZlib"]),
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
         .target(name: "StrapWorkout", dependencies: ["StrapModel"]),
         // Workout exports (FIT, TCX, CSV), HRV analysis and terminal charts: pure, bytes out.
         .target(name: "StrapExport", dependencies: ["StrapModel"]),
 
         // Layer 5: I/O adapters and the daemon's wiring.
-        .target(name: "StrapSystem", dependencies: ["CSystemd", "CShims", "StrapWire"]),
-        .target(name: "StrapBlueZ", dependencies: ["StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
+        .target(name: "StrapSystem", dependencies: ["StrapOS", "CSystemd", "CShims", "StrapWire"]),
+        .target(name: "StrapBlueZ", dependencies: ["StrapOS", "StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
         .target(name: "StrapBluetooth", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "StrapIngest", "StrapModel",
-                                                       "StrapConfig", "StrapSystem", "CBluetooth", "CHCI", "CShims"]),
+                                                       "StrapConfig", "StrapSystem", "StrapOS", "CBluetooth", "CHCI", "CShims"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel",
-                                                    "StrapSimulator", "StrapGATT", "StrapSystem", "StrapWire", "StrapConfig",
-                                                    "StrapBluetooth"]),
+                                                    "StrapSimulator", "StrapGATT", "StrapOS", "StrapSystem", "StrapWire",
+                                                    "StrapConfig", "StrapBluetooth"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
-        .target(name: "StrapControl", dependencies: ["StrapGATT", "StrapWire", "StrapExport", "CShims"]),
+        .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
-        .executableTarget(name: "strap-bench", dependencies: ["StrapGATT", "CShims", "CSQLite", "StrapStore", "StrapModel",
-                                                              "StrapDaemon", "StrapIngest", "StrapSimulator",
-                                                              "StrapSystem", "StrapWire", "CMosquitto"]),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
         // bed is a plain target so both the BlueZ and the daemon tests can use it.
         .target(name: "MockBlueZSupport", dependencies: ["StrapBlueZ", "StrapDBus"], path: "Tests/MockBlueZSupport"),
+        .testTarget(name: "StrapOSTests", dependencies: ["StrapOS"]),
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
         .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
         .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
-        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapModel", "strap-store-torture"]),
+        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapOS", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
-        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapWire", "CShims"]),
+        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapOS", "StrapWire", "CShims"]),
         .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
         .testTarget(name: "StrapBluetoothTests", dependencies: ["StrapBluetooth", "StrapIngest", "StrapSystem", "MockBlueZSupport"]),

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Installs every Debian package strapd needs to build, test, fuzz and benchmark.
-# Idempotent and non-interactive: packages already present are not touched, and apt's
-# lists are refreshed only when something is missing. docs/dependencies.md says why each is here.
+# Installs the Debian packages one purpose needs: `build` (building and running strapd and
+# strapctl; the default), `test` (build + what the test suite runs against), `bench` (build +
+# the benchmark's peers). Usage: scripts/deps.sh [build|test|bench]...
+# Idempotent and non-interactive: packages already present are not touched, and apt's lists
+# are refreshed only when something is missing. docs/dependencies.md says why each is here.
 set -euo pipefail
-PKGS=(
+BUILD=(
   pkg-config            # SwiftPM system-library targets
   libsystemd-dev        # sd-bus (BlueZ over D-Bus), sd-daemon (notify, socket activation), sd-journal
   libbluetooth-dev      # HCI connection info / LE Read RSSI for link quality
   zlib1g-dev            # crc32 for store record checksums
-  libsqlite3-dev        # the benchmark's peer for the store (strap-bench only)
-  mosquitto             # the benchmark's peer for live latency: a broker strap-bench starts on loopback
-  libmosquitto-dev      # its client library, linked by strap-bench only (publisher and subscribers)
+)
+TEST=(
   dbus                  # a private dbus-daemon for the BlueZ integration tests
   python3-dbus          # python-dbus for the mock BlueZ
   python3-dbusmock      # bluez5 template the mock BlueZ extends
@@ -19,15 +20,31 @@ PKGS=(
   python3-venv          # python3 -m venv for scripts/pyvenv.sh
   gpsbabel              # a third reader of the FIT and TCX exports (-i garmin_fit / -i gtrnctr)
 )
+BENCH=(
+  libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
+  mosquitto             # the benchmark's peer for live latency: a broker strap-bench starts on loopback
+  libmosquitto-dev      # its client library, linked by strap-bench only (publisher and subscribers)
+)
+[ $# -gt 0 ] || set -- build
+PKGS=("${BUILD[@]}")
+purposes=build
+for purpose in "$@"; do
+  case "$purpose" in
+    build) ;;
+    test) PKGS+=("${TEST[@]}"); purposes+=+test ;;
+    bench) PKGS+=("${BENCH[@]}"); purposes+=+bench ;;
+    *) echo "usage: scripts/deps.sh [build|test|bench]..." >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "deps: all ${#PKGS[@]} packages present"
+  echo "deps ($purposes): all ${#PKGS[@]} packages present: ${PKGS[*]}"
   exit 0
 fi
-echo "deps: installing ${missing[*]}"
+echo "deps ($purposes): installing ${missing[*]}"
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive

@@ -101,8 +101,7 @@ final class BlueZConnection: @unchecked Sendable {
     }
 
     private func failed(_ error: BusError) {
-        let why: String
-        if case .errno(let op, let code) = error { why = "\(op): \(String(cString: strerror(code)))" } else { why = error.description }
+        let why = error.description
         setDegraded("no system D-Bus (\(why))")
         let delay = retryDelay
         retryDelay = min(60, retryDelay * 2)

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import StrapIngest
+import StrapOS
 
 /// The sensors strapd remembers (`devices.connect`), in `known-devices.json` in the state
 /// directory: reconnected at start and after every drop (spec §3.3).
@@ -50,12 +51,15 @@ public struct KnownDevices: Sendable, Equatable {
     /// Loads the file; a missing file is no devices. A corrupt one is moved aside as
     /// `.corrupt` (so the next save doesn't destroy the evidence) and reported.
     public mutating func load() -> LoadProblem? {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            if access(path, F_OK) == 0 { return .unreadable("cannot read \(path): \(String(cString: strerror(errno)))") }
-            return nil
+        let bytes: [UInt8]
+        do throws(SystemCallError) {
+            let file = try OpenFile(path: path, flags: O_RDONLY)
+            bytes = try file.read(at: 0, count: try file.size())
+        } catch {
+            return error.errno == .noSuchFile ? nil : .unreadable(error.description)
         }
         do {
-            let file = try JSONDecoder().decode(File.self, from: data)
+            let file = try JSONDecoder().decode(File.self, from: Data(bytes))
             var fresh: [SensorAddress: Entry] = [:]
             for var e in file.devices {
                 guard let address = Self.normalise(e.address) else { throw KnownDevicesError.badAddress(e.address) }
@@ -67,7 +71,9 @@ public struct KnownDevices: Sendable, Equatable {
         } catch {
             let aside = path + ".corrupt"
             let why = (error as? KnownDevicesError)?.description ?? "not the expected JSON"
-            if rename(path, aside) != 0 { return .unreadable("\(path) is corrupt (\(why)) and cannot be moved aside: \(String(cString: strerror(errno)))") }
+            do throws(SystemCallError) { try Syscalls.live.rename(path, to: aside) } catch {
+                return .unreadable("\(path) is corrupt (\(why)) and cannot be moved aside: \(error)")
+            }
             entries = [:]
             return .corrupt(why, movedTo: aside)
         }
@@ -84,25 +90,9 @@ public struct KnownDevices: Sendable, Equatable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data: Data
         do { data = try encoder.encode(file) } catch { throw .io("encoding: \(error)") }
-        let temp = path + ".tmp"
-        let fd = Glibc.open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw .io("open \(temp): \(String(cString: strerror(errno)))") }
-        var ok = data.withUnsafeBytes { raw -> Bool in
-            var offset = 0
-            while offset < raw.count {
-                let n = Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-                if n < 0 { if errno == EINTR { continue }; return false }
-                offset += n
-            }
-            return true
+        do throws(SystemCallError) { try Syscalls.live.writeFileAtomically(Array(data), to: path) } catch {
+            throw .io(error.description)
         }
-        ok = ok && fsync(fd) == 0
-        let failure = errno
-        Glibc.close(fd)
-        guard ok else { unlink(temp); throw .io("write \(temp): \(String(cString: strerror(failure)))") }
-        guard rename(temp, path) == 0 else { throw .io("rename \(temp): \(String(cString: strerror(errno)))") }
-        let dfd = Glibc.open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { _ = fsync(dfd); Glibc.close(dfd) }
     }
 
     /// "aa:bb:…" → "AA:BB:…"; nil unless six hex octets.

@@ -2,6 +2,7 @@ import CBluetooth
 import CHCI
 import CShims
 import Glibc
+import StrapOS
 
 /// The RSSI of a connected sensor, or why there is none (spec §3.3 link quality).
 public enum RSSIReading: Sendable, Equatable {
@@ -105,7 +106,7 @@ public struct LinkQualityReader: Sendable {
         case ENODEV: return "no adapter hci\(adapter) (ENODEV)"
         case ENETDOWN: return "adapter hci\(adapter) is down (ENETDOWN)"
         case ETIMEDOUT: return "\(step.rawValue) timed out"
-        default: return "\(step.rawValue) failed: \(Self.name(code))"
+        default: return "\(step.rawValue) failed: \(Errno(rawValue: code))"
         }
     }
 
@@ -128,11 +129,5 @@ public struct LinkQualityReader: Sendable {
     public static func adapterIndex(_ pathOrName: String) -> Int32? {
         guard let last = pathOrName.split(separator: "/").last, last.hasPrefix("hci") else { return nil }
         return Int32(last.dropFirst(3))
-    }
-
-    private static func name(_ code: Int32) -> String {
-        var buffer = [CChar](repeating: 0, count: 128)
-        cshims_strerror(code, &buffer, buffer.count)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + " (errno \(code))"
     }
 }

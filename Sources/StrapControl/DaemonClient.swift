@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import StrapOS
 import StrapWire
 
 /// strapctl's exit codes (strapctl(1)); 0, 1 and 2 keep their `decode` meanings.
@@ -59,45 +60,52 @@ public enum ClientError: Error, Equatable, CustomStringConvertible {
 public final class DaemonClient {
     public static let defaultSocket = "/run/strapd/strapd.sock"
     public let path: String
-    private let fd: Int32
+    private let fd: FileDescriptor
+    private let sys = Syscalls.live
     private var buffer: [UInt8] = []
     private var start = 0
 
     /// `timeout` bounds each read (SO_RCVTIMEO); nil waits forever (streams).
     public init(path: String, timeout: Double? = nil) throws(ClientError) {
         self.path = path
-        let s = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard s >= 0 else { throw .io("socket: \(Self.errnoText(errno))") }
+        let s: CInt
+        do {
+            s = try retryingInterrupts("socket") { socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        } catch {
+            throw .io(error.description)
+        }
         if cshims_unix_connect(s, path) != 0 {
-            let e = errno
-            Glibc.close(s)
+            let e = Errno.current
+            try? sys.close(FileDescriptor(rawValue: s))
             switch e {
-            case ENOENT, ECONNREFUSED, ENOTDIR: throw .notRunning(path)
-            case EACCES, EPERM: throw .permissionDenied(path)
-            default: throw .io("connect \(path): \(Self.errnoText(e))")
+            case .noSuchFile, .connectionRefused, .notDirectory: throw .notRunning(path)
+            case .permissionDenied, .notPermitted: throw .permissionDenied(path)
+            default: throw .io(SystemCallError("connect", e, path: path).description)
             }
         }
-        fd = s
+        fd = FileDescriptor(rawValue: s)
         if let timeout { setTimeout(timeout) }
     }
 
-    deinit { Glibc.close(fd) }
+    deinit { try? sys.close(fd) }
 
     public func setTimeout(_ seconds: Double) {
         var tv = timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - Double(Int(seconds))) * 1e6))
-        _ = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = setsockopt(fd.rawValue, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
     }
 
     /// Sends bytes as they are (tests send garbage too).
     public func sendRaw(_ bytes: [UInt8]) throws(ClientError) {
         var offset = 0
         while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { cshims_send_nosignal(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw errno == EPIPE || errno == ECONNRESET ? .closed : .io("send: \(Self.errnoText(errno))")
+            let sent: Result<IOResult, SystemCallError> = bytes[offset...].withUnsafeBytes { raw in
+                Result { () throws(SystemCallError) -> IOResult in try sys.send(fd, from: raw) }
             }
-            offset += n
+            switch sent {
+            case .success(.processed(let n)): offset += n
+            case .success(.wouldBlock): throw .timedOut
+            case .failure(let e): throw e.errno == .brokenPipe || e.errno == .connectionReset ? .closed : .io(e.description)
+            }
         }
     }
 
@@ -108,7 +116,7 @@ public final class DaemonClient {
         try sendRaw(bytes)
     }
 
-    public func shutdownWrite() { _ = Glibc.shutdown(fd, Int32(SHUT_WR)) }
+    public func shutdownWrite() { try? sys.shutdown(fd, .write) }
 
     /// The next line without its newline; nil at end of stream.
     public func readLine() throws(ClientError) -> [UInt8]? {
@@ -120,12 +128,15 @@ public final class DaemonClient {
                 return line
             }
             var chunk = [UInt8](repeating: 0, count: 65536)
-            let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EAGAIN || errno == EWOULDBLOCK { throw .timedOut }
-                if errno == ECONNRESET { return nil }
-                throw .io("read: \(Self.errnoText(errno))")
+            let got: Result<IOResult, SystemCallError> = chunk.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemCallError) -> IOResult in try sys.read(fd, into: raw) }
+            }
+            let n: Int
+            switch got {
+            case .success(.processed(let count)): n = count
+            case .success(.wouldBlock): throw .timedOut
+            case .failure(let e) where e.errno == .connectionReset: return nil
+            case .failure(let e): throw .io(e.description)
             }
             if n == 0 {
                 if start < buffer.count {
@@ -143,7 +154,7 @@ public final class DaemonClient {
     var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
 
     /// The socket, for `poll` (commands that watch several streams at once).
-    var descriptor: Int32 { fd }
+    var descriptor: Int32 { fd.rawValue }
 
     /// The next line as a JSON object; nil at end of stream.
     public func readMessage() throws(ClientError) -> JSONObject? {
@@ -177,11 +188,5 @@ public final class DaemonClient {
         let n = polled.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), milliseconds) }
         guard n > 0 else { return [] }
         return Set(polled.filter { $0.revents != 0 }.map(\.fd))
-    }
-
-    static func errnoText(_ code: Int32) -> String {
-        var buf = [CChar](repeating: 0, count: 256)
-        cshims_strerror(code, &buf, buf.count)
-        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

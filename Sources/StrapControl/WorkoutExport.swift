@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import StrapOS
 import StrapWire
 
 /// `strapctl workout export ID [--format fit|tcx|csv] [-o FILE]`: streams `workout.export`
@@ -206,7 +207,7 @@ final class TemporaryFile {
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         var template = Array((directory + "." + name + ".strapctl-XXXXXX").utf8CString)
         fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw .file("cannot create a file next to \(path): \(DaemonClient.errnoText(errno))") }
+        guard fd >= 0 else { throw .file("cannot create a file next to \(path): \(Errno.current)") }
         temporaryPath = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
         // mkstemp makes it 0600; the finished file gets what a new file gets (0666 less umask).
         let mask = umask(0)
@@ -217,23 +218,23 @@ final class TemporaryFile {
     deinit { discard() }
 
     func write(_ bytes: [UInt8]) throws(ExportFailure) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw .file("cannot write \(path): \(DaemonClient.errnoText(errno))")
-            }
-            offset += n
+        var failure: SystemCallError?
+        bytes.withUnsafeBytes { b in
+            do throws(SystemCallError) { try Syscalls.live.writeAll(FileDescriptor(rawValue: fd), b, path: temporaryPath) } catch { failure = error }
         }
+        if let failure { throw .file("cannot write \(path): \(failure.errno)") }
     }
 
     /// Flushes the bytes to disk and renames the file over `path`.
     func commit() throws(ExportFailure) {
-        guard fsync(fd) == 0 else { throw .file("cannot write \(path): \(DaemonClient.errnoText(errno))") }
+        do throws(SystemCallError) { try Syscalls.live.fsync(FileDescriptor(rawValue: fd), path: temporaryPath) } catch {
+            throw .file("cannot write \(path): \(error.errno)")
+        }
         close(fd)
         fd = -1
-        guard rename(temporaryPath, path) == 0 else { throw .file("cannot rename the finished file to \(path): \(DaemonClient.errnoText(errno))") }
+        do throws(SystemCallError) { try Syscalls.live.rename(temporaryPath, to: path) } catch {
+            throw .file("cannot rename the finished file to \(path): \(error.errno)")
+        }
         done = true
     }
 

@@ -2,6 +2,7 @@ import FoundationEssentials
 import Glibc
 import StrapConfig
 import StrapModel
+import StrapOS
 import StrapStore
 import StrapSystem
 import StrapWire
@@ -39,7 +40,7 @@ enum DaemonSetup {
                 throw .configuration(error.description)
             }
         } else if options.configExplicit || FileManager.default.fileExists(atPath: options.configPath) {
-            throw .configuration("cannot read \(options.configPath): \(String(cString: strerror(errno)))")
+            throw .configuration("cannot read \(options.configPath): \(Errno.current)")
         }
         do throws(ConfigError) {
             configuration = try ConfigOverrides.apply(options.overrides.map { ($0.flag, $0.value) }, to: configuration)

@@ -2,24 +2,18 @@ import Dispatch
 import FoundationEssentials
 import Glibc
 import StrapIngest
+import StrapOS
 
 /// `--record FILE`: appends every raw event as a capture line, off the ingest path.
 public final class Recorder: @unchecked Sendable {
     let queue = DispatchQueue(label: "strapd.recorder")
-    private let fd: CInt
-    private let path: String
+    private let file: OpenFile
     /// Confined to `queue`.
     private var buffer: [UInt8] = []
     private var failed: String?
 
-    public struct OpenError: Error, CustomStringConvertible {
-        public let description: String
-    }
-
-    public init(path: String) throws {
-        fd = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw OpenError(description: "cannot open \(path): \(String(cString: strerror(errno)))") }
-        self.path = path
+    public init(path: String) throws(SystemCallError) {
+        file = try OpenFile(path: path, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o644)
     }
 
     public func record(_ event: SensorEvent) {
@@ -37,20 +31,9 @@ public final class Recorder: @unchecked Sendable {
 
     private func writeOut() {
         guard !buffer.isEmpty, failed == nil else { return }
-        var written = 0
-        while written < buffer.count {
-            let n = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                failed = "write \(path): \(String(cString: strerror(errno)))"
-                break
-            }
-            written += n
-        }
+        do throws(SystemCallError) { try file.writeAll(buffer) } catch { failed = error.description }
         buffer.removeAll(keepingCapacity: true)
     }
-
-    deinit { Glibc.close(fd) }
 }
 
 /// `--replay FILE [--replay-speed X]`: plays a capture back through the pipeline with its

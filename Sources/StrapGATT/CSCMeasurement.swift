@@ -36,7 +36,7 @@ public struct CSCMeasurement: Equatable, Sendable {
     @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> CSCMeasurement {
         guard bytes.count >= 1 else { throw .truncated(.cscMeasurement, field: "flags", needed: 1, got: 0) }
-        var reader = ByteReader(bytes)
+        var reader = PrecheckedByteReader(bytes)
         let flags = reader.u8()
         // Test each bit with `&` (Gadgetbridge's `(flags | M) == M` is the bug to avoid).
         let hasWheel = flags & 0x01 != 0
@@ -84,7 +84,7 @@ public struct CSCFeature: Equatable, Sendable {
 
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> CSCFeature {
         guard bytes.count >= 2 else { throw .truncated(.cscFeature, field: "feature bits", needed: 2, got: bytes.count) }
-        var r = ByteReader(bytes)
+        var r = PrecheckedByteReader(bytes)
         return CSCFeature(rawValue: r.u16())
     }
 

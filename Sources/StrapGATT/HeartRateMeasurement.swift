@@ -70,7 +70,7 @@ public struct HeartRateMeasurement: Equatable, Sendable {
     @inlinable
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> HeartRateMeasurement {
         guard bytes.count >= 1 else { throw .truncated(.heartRateMeasurement, field: "flags", needed: 1, got: 0) }
-        var reader = ByteReader(bytes)
+        var reader = PrecheckedByteReader(bytes)
         let flags = reader.u8()
         let wide = flags & 0x01 != 0
         let hasEnergy = flags & 0x08 != 0

@@ -32,7 +32,7 @@ public struct RSCMeasurement: Equatable, Sendable {
         guard bytes.count >= 4 else {
             throw .truncated(.rscMeasurement, field: "speed and cadence", needed: 4, got: bytes.count)
         }
-        var reader = ByteReader(bytes)
+        var reader = PrecheckedByteReader(bytes)
         let flags = reader.u8()
         let hasStride = flags & 0x01 != 0
         let hasDistance = flags & 0x02 != 0
@@ -79,7 +79,7 @@ public struct RSCFeature: Equatable, Sendable {
 
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> RSCFeature {
         guard bytes.count >= 2 else { throw .truncated(.rscFeature, field: "feature bits", needed: 2, got: bytes.count) }
-        var r = ByteReader(bytes)
+        var r = PrecheckedByteReader(bytes)
         return RSCFeature(rawValue: r.u16())
     }
 

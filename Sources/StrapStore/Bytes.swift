@@ -26,9 +26,10 @@ struct ByteWriter {
     mutating func string(_ s: String) { blob(Array(s.utf8)) }
 }
 
-/// Bounds-checked reader: every accessor returns nil past the end, so damaged input can
-/// never crash the store, only fail a record.
-struct ByteReader {
+/// Checked on every read: each accessor returns nil past the end, so damaged input can
+/// never crash the store, only fail a record. (StrapGATT's `PrecheckedByteReader` is the
+/// opposite rule: its decoders check a packet's length once, before reading.)
+struct CheckedByteReader {
     let base: UnsafeRawBufferPointer
     var pos: Int
     let end: Int

@@ -63,7 +63,7 @@ struct SegmentHeader: Equatable {
         guard b.count >= Format.headerSize else { return .failure(.short) }
         guard Array(b[0..<8]) == Format.segmentMagic else { return .failure(.magic) }
         return b.withUnsafeBytes { raw in
-            var r = ByteReader(raw, from: 8, to: Format.headerSize)
+            var r = CheckedByteReader(raw, from: 8, to: Format.headerSize)
             let version = r.fixed(UInt16.self)!
             _ = r.fixed(UInt16.self); _ = r.fixed(UInt32.self)
             let sid = r.fixed(UInt64.self)!, first = r.fixed(UInt64.self)!
@@ -106,14 +106,14 @@ enum Frame {
     /// Parses the record at `pos`. `incomplete` means the buffer ends inside the record (a torn
     /// tail when the buffer is the whole file); `damaged` means the checksum or framing is wrong.
     static func parse(_ buf: UnsafeRawBufferPointer, at pos: Int, end: Int) -> Outcome {
-        var r = ByteReader(buf, from: pos, to: end)
+        var r = CheckedByteReader(buf, from: pos, to: end)
         guard let len = r.varint() else { return r.pos - pos >= 10 ? .damaged : .incomplete }
         guard len > 0, len <= UInt64(Format.maxRecordBody) else { return .damaged }
         guard let crc = r.fixed(UInt32.self) else { return .incomplete }
         let bodyStart = r.pos, bodyEnd = bodyStart + Int(len)
         guard bodyEnd <= end else { return .incomplete }
         guard crc32(UnsafeRawBufferPointer(rebasing: buf[bodyStart..<bodyEnd])) == crc else { return .damaged }
-        var b = ByteReader(buf, from: bodyStart, to: bodyEnd)
+        var b = CheckedByteReader(buf, from: bodyStart, to: bodyEnd)
         guard let k = b.u8() else { return .damaged }
         let items: UInt64
         if k & 0x80 != 0 { items = 1 } else {

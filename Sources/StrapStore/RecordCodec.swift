@@ -59,7 +59,7 @@ enum ValueCoding {
         if mode == raw { w.u64(bits) } else { w.varint(bits) }
     }
 
-    @inline(__always) static func read(_ mode: UInt8, from r: inout ByteReader) -> Double? {
+    @inline(__always) static func read(_ mode: UInt8, from r: inout CheckedByteReader) -> Double? {
         switch mode {
         case uint: return r.varint().map { Double($0) }
         case negUint: return r.varint().map { -Double($0) }
@@ -73,7 +73,7 @@ enum ValueCoding {
         w.u8(m); write(m, b, to: &w)
     }
 
-    static func read(from r: inout ByteReader) -> Double? {
+    static func read(from r: inout CheckedByteReader) -> Double? {
         guard let m = r.u8(), m <= raw else { return nil }
         return read(m, from: &r)
     }
@@ -106,7 +106,7 @@ enum RecordCodec {
         return w.bytes
     }
 
-    static func decodeStream(_ r: inout ByteReader) -> StreamDef? {
+    static func decodeStream(_ r: inout CheckedByteReader) -> StreamDef? {
         guard let id = r.varint(), id < 1 << 20, let code = r.u8(), let type = QuantityType(code: code),
               let did = r.string(), let addr = r.string(), let name = r.string() else { return nil }
         var opts: [String?] = []
@@ -161,68 +161,24 @@ enum RecordCodec {
     /// Decodes a `samples` payload of `count` samples; returns false when malformed.
     /// `visit` returns false to stop early.
     @inline(__always)
-    static func decodeSamples(_ r: inout ByteReader, count: Int, firstAnchor: UInt64, chain: inout Chain,
+    static func decodeSamples(_ r: CheckedByteReader, count: Int, firstAnchor: UInt64, chain: inout Chain,
                               streams: [StreamDef?], uuids: UUIDScheme,
                               visit: (consuming Sample, Int) -> Bool) -> Bool {
-        guard let base = r.zigzag() else { return false }
-        var start = chain.time &+ base
-        // The current stream's device is held unretained: `streams` keeps it alive, and a
-        // retain/release pair per sample was a third of catch-up time.
-        var device: Unmanaged<Device>? = nil
-        var type = QuantityType.heartRate
-        var streamID = chain.stream
-        if streamID >= 0 {
-            guard streamID < streams.count, let s = streams[streamID] else { return false }
-            device = Unmanaged.passUnretained(s.device)
-            type = s.type
+        guard var reader = SampleRecordReader(r, count: count, firstAnchor: firstAnchor, chain: chain, streams: streams)
+        else { return false }
+        defer { chain = reader.chain }
+        while true {
+            switch reader.next(uuids: uuids) {
+            case .sample(let s, let stream): if !visit(s, stream) { return true }
+            case .end: return true
+            case .damaged: return false
+            }
         }
-        for i in 0..<count {
-            guard let tag = r.u8() else { return false }
-            if tag & hasStream != 0 {
-                guard let id = r.varint(), id < UInt64(streams.count), let s = streams[Int(id)] else { return false }
-                device = Unmanaged.passUnretained(s.device)
-                type = s.type
-                streamID = s.id
-            }
-            guard let dev = device else { return false }
-            if i == 0 {
-                chain = Chain(time: start, stream: streamID)
-            } else {
-                guard let delta = r.zigzag() else { return false }
-                start &+= delta
-            }
-            guard let value = ValueCoding.read((tag >> modeShift) & 3, from: &r) else { return false }
-            var end = start
-            if tag & hasDuration != 0 { guard let d = r.zigzag() else { return false }; end = start &+ d }
-            let anchor = firstAnchor + UInt64(i)
-            var sample = Sample(uuid: uuids.uuid(for: anchor), anchor: anchor, type: type, value: value,
-                                start: start, end: end, device: dev.takeUnretainedValue())
-            if tag & hasExtras != 0 {
-                guard let x = r.blob() else { return false }
-                var metadata: [String: String] = [:], beats: [Double] = []
-                let ok = x.withUnsafeBytes { raw -> Bool in
-                    var xr = ByteReader(raw)
-                    guard let n = xr.varint(), n < 1 << 20 else { return false }
-                    for _ in 0..<n {
-                        guard let k = xr.string(), let v = xr.string() else { return false }
-                        metadata[k] = v
-                    }
-                    guard let nb = xr.varint(), nb < 1 << 20 else { return false }
-                    for _ in 0..<nb { guard let b = xr.f64() else { return false }; beats.append(b) }
-                    return true
-                }
-                if !ok { return false }
-                sample = Sample(type: type, value: value, start: start, end: end, device: dev.takeUnretainedValue(),
-                                metadata: metadata, beats: beats, uuid: sample.uuid, anchor: anchor)
-            }
-            if !visit(consume sample, streamID) { return true }
-        }
-        return true
     }
 
     /// Moves `chain` past a samples record without decoding its samples (records skipped by a
     /// reader that starts mid-segment).
-    static func advanceChain(_ r: inout ByteReader, chain: inout Chain) -> Bool {
+    static func advanceChain(_ r: inout CheckedByteReader, chain: inout Chain) -> Bool {
         guard let base = r.zigzag(), let tag = r.u8() else { return false }
         var stream = chain.stream
         if tag & hasStream != 0 { guard let id = r.varint(), id < 1 << 20 else { return false }; stream = Int(id) }
@@ -245,7 +201,7 @@ enum RecordCodec {
         return w.bytes
     }
 
-    static func decodeTombstone(_ r: inout ByteReader) -> [DeletedRange]? {
+    static func decodeTombstone(_ r: inout CheckedByteReader) -> [DeletedRange]? {
         guard let n = r.varint(), n < 1 << 32 else { return nil }
         var out: [DeletedRange] = []
         for _ in 0..<n {
@@ -266,5 +222,94 @@ enum RecordCodec {
         w.anchor = anchor
         w.uuid = uuids.uuid(for: anchor)
         return w
+    }
+}
+
+/// A `samples` payload decoded one sample per `next()` (the log cursor's step).
+struct SampleRecordReader {
+    enum Step {
+        case sample(Sample, stream: Int)
+        case end
+        /// The payload is malformed here; samples before it were good.
+        case damaged
+    }
+
+    private var r: CheckedByteReader
+    private let count: Int
+    private let firstAnchor: UInt64
+    private let streams: [StreamDef?]
+    private var index = 0
+    private var start: Millis
+    // The current stream's device is held unretained: `streams` keeps it alive, and a
+    // retain/release pair per sample was a third of catch-up time.
+    private var device: Unmanaged<Device>? = nil
+    private var type = QuantityType.heartRate
+    private var streamID: Int
+    /// The chain the next record continues from: this record's first sample once read.
+    private(set) var chain: Chain
+
+    /// Nil when the payload's head is malformed.
+    @inline(__always)
+    init?(_ r: CheckedByteReader, count: Int, firstAnchor: UInt64, chain: Chain, streams: [StreamDef?]) {
+        var r = r
+        guard let base = r.zigzag() else { return nil }
+        self.r = r
+        self.count = count
+        self.firstAnchor = firstAnchor
+        self.streams = streams
+        self.chain = chain
+        start = chain.time &+ base
+        streamID = chain.stream
+        if streamID >= 0 {
+            guard streamID < streams.count, let s = streams[streamID] else { return nil }
+            device = Unmanaged.passUnretained(s.device)
+            type = s.type
+        }
+    }
+
+    @inline(__always)
+    mutating func next(uuids: UUIDScheme) -> Step {
+        guard index < count else { return .end }
+        let i = index
+        index += 1
+        guard let tag = r.u8() else { return .damaged }
+        if tag & RecordCodec.hasStream != 0 {
+            guard let id = r.varint(), id < UInt64(streams.count), let s = streams[Int(id)] else { return .damaged }
+            device = Unmanaged.passUnretained(s.device)
+            type = s.type
+            streamID = s.id
+        }
+        guard let dev = device else { return .damaged }
+        if i == 0 {
+            chain = Chain(time: start, stream: streamID)
+        } else {
+            guard let delta = r.zigzag() else { return .damaged }
+            start &+= delta
+        }
+        guard let value = ValueCoding.read((tag >> RecordCodec.modeShift) & 3, from: &r) else { return .damaged }
+        var end = start
+        if tag & RecordCodec.hasDuration != 0 { guard let d = r.zigzag() else { return .damaged }; end = start &+ d }
+        let anchor = firstAnchor + UInt64(i)
+        guard tag & RecordCodec.hasExtras != 0 else {
+            return .sample(Sample(uuid: uuids.uuid(for: anchor), anchor: anchor, type: type, value: value,
+                                  start: start, end: end, device: dev.takeUnretainedValue()), stream: streamID)
+        }
+        guard let x = r.blob() else { return .damaged }
+        var metadata: [String: String] = [:], beats: [Double] = []
+        let ok = x.withUnsafeBytes { raw -> Bool in
+            var xr = CheckedByteReader(raw)
+            guard let n = xr.varint(), n < 1 << 20 else { return false }
+            for _ in 0..<n {
+                guard let k = xr.string(), let v = xr.string() else { return false }
+                metadata[k] = v
+            }
+            guard let nb = xr.varint(), nb < 1 << 20 else { return false }
+            for _ in 0..<nb { guard let b = xr.f64() else { return false }; beats.append(b) }
+            return true
+        }
+        if !ok { return .damaged }
+        return .sample(Sample(type: type, value: value, start: start, end: end, device: dev.takeUnretainedValue(),
+                              metadata: metadata, beats: beats, uuid: uuids.uuid(for: anchor), anchor: anchor),
+                       stream: streamID)
     }
 }

@@ -1,17 +1,18 @@
 import Glibc
 import Synchronization
 import StrapModel
+import StrapOS
 
 /// A read-only mapping of a file prefix; unmapped when the last query holding it is done.
 final class MappedFile: @unchecked Sendable {
     let base: UnsafeRawPointer?
     let count: Int
 
-    init(_ file: FileHandleFD, length: Int) throws(IOError) {
+    init(_ file: OpenFile, length: Int) throws(SystemCallError) {
         count = length
         guard length > 0 else { base = nil; return }
-        let p = mmap(nil, length, PROT_READ, MAP_SHARED, file.fd, 0)
-        guard let p, p != MAP_FAILED else { throw IOError(op: "mmap", path: file.path, errno: errno) }
+        let p = mmap(nil, length, PROT_READ, MAP_SHARED, file.descriptor.rawValue, 0)
+        guard let p, p != MAP_FAILED else { throw SystemCallError("mmap", .current, path: file.path) }
         base = UnsafeRawPointer(p)
     }
 
@@ -24,7 +25,7 @@ final class MappedFile: @unchecked Sendable {
 /// and readers stop at the durable length the writer publishes.
 final class Segment: Sendable {
     let header: SegmentHeader
-    let file: FileHandleFD
+    let file: OpenFile
     let indexPath: String
     /// Set for sealed segments (from the index file or a rebuild).
     let sealed: SegmentSummary?
@@ -34,7 +35,7 @@ final class Segment: Sendable {
     let durableLength: Atomic<Int>
     let live: Mutex<SegmentDetail>
 
-    init(header: SegmentHeader, file: FileHandleFD, indexPath: String, sealed: SegmentSummary?,
+    init(header: SegmentHeader, file: OpenFile, indexPath: String, sealed: SegmentSummary?,
          indexHeader: IndexFile.Header?, detail: SegmentDetail?, durableLength: Int) {
         self.header = header
         self.file = file
@@ -59,7 +60,7 @@ final class Segment: Sendable {
         return detailCache.withLock { cached in
             if let cached { return cached }
             var d: SegmentDetail? = nil
-            if let h = indexHeader { d = IndexFile.readDetail(path: indexPath, header: h) }
+            if let h = indexHeader { d = IndexFile.readDetail(path: indexPath, header: h, syscalls: file.syscalls) }
             if d == nil {
                 report("\(indexPath): index detail damaged, rebuilt from the segment")
                 if let map = try? MappedFile(file, length: sealed!.length) {
@@ -73,7 +74,7 @@ final class Segment: Sendable {
         }
     }
 
-    func map() throws(IOError) -> MappedFile { try MappedFile(file, length: readableLength) }
+    func map() throws(SystemCallError) -> MappedFile { try MappedFile(file, length: readableLength) }
 }
 
 enum SegmentScan {
@@ -109,7 +110,7 @@ enum SegmentScan {
         var pending: [(Sample, Int)] = []
         var r = walk(buf, offset: Format.headerSize, anchor: header.firstAnchor, end: buf.count) { rec, anchor in
             // Nothing of a record reaches the builder unless all of it decodes.
-            var pr = ByteReader(buf, from: rec.payload.lowerBound, to: rec.payload.upperBound)
+            var pr = CheckedByteReader(buf, from: rec.payload.lowerBound, to: rec.payload.upperBound)
             let before = chain
             switch RecordKind(rawValue: rec.kind) {
             case .stream:
@@ -119,7 +120,7 @@ enum SegmentScan {
             case .samples:
                 pending.removeAll(keepingCapacity: true)
                 var c = chain
-                let ok = RecordCodec.decodeSamples(&pr, count: rec.items, firstAnchor: anchor,
+                let ok = RecordCodec.decodeSamples(pr, count: rec.items, firstAnchor: anchor,
                                                    chain: &c, streams: b.streams,
                                                    uuids: uuids) { s, stream in
                     pending.append((s, stream)); return true

@@ -1,5 +1,6 @@
 import Glibc
 import StrapModel
+import StrapOS
 
 struct Checkpoint: Sendable, Equatable {
     var offset: Int
@@ -164,12 +165,12 @@ enum IndexFile {
     }
 
     /// Reads and verifies the header and summary; nil when absent or damaged.
-    static func readSummary(path: String) -> Header? {
-        guard let f = try? FileHandleFD(path: path, flags: O_RDONLY),
+    static func readSummary(path: String, syscalls: Syscalls) -> Header? {
+        guard let f = try? OpenFile(path: path, flags: O_RDONLY, syscalls: syscalls),
               let head = try? f.read(at: 0, count: 4096), head.count >= headerSize,
               Array(head[0..<8]) == Format.indexMagic else { return nil }
         return head.withUnsafeBytes { raw -> Header? in
-            var r = ByteReader(raw, from: 8, to: headerSize)
+            var r = CheckedByteReader(raw, from: 8, to: headerSize)
             guard r.fixed(UInt16.self) == Format.version else { return nil }
             _ = r.fixed(UInt16.self); _ = r.fixed(UInt32.self)
             let sid = r.fixed(UInt64.self)!, first = r.fixed(UInt64.self)!, next = r.fixed(UInt64.self)!
@@ -190,7 +191,7 @@ enum IndexFile {
             guard crc32(sumBytes) == sumCRC else { return nil }
             var summary = SegmentSummary(firstAnchor: first, nextAnchor: next, length: len, minStart: minS, maxEnd: maxE)
             let ok = sumBytes.withUnsafeBytes { sraw -> Bool in
-                var sr = ByteReader(sraw)
+                var sr = CheckedByteReader(sraw)
                 guard let n = sr.varint() else { return false }
                 for _ in 0..<n {
                     guard let t = sr.u8(), let f = sr.varint(), let c = sr.varint() else { return false }
@@ -205,20 +206,20 @@ enum IndexFile {
     }
 
     /// Reads and verifies the detail section; nil when damaged.
-    static func readDetail(path: String, header h: Header) -> SegmentDetail? {
-        guard let f = try? FileHandleFD(path: path, flags: O_RDONLY),
+    static func readDetail(path: String, header h: Header, syscalls: Syscalls) -> SegmentDetail? {
+        guard let f = try? OpenFile(path: path, flags: O_RDONLY, syscalls: syscalls),
               let bytes = try? f.read(at: h.detailOffset, count: h.detailLength),
               bytes.count == h.detailLength, crc32(bytes) == h.detailCRC else { return nil }
         let first = h.summary.firstAnchor
         return bytes.withUnsafeBytes { raw -> SegmentDetail? in
-            var r = ByteReader(raw)
+            var r = CheckedByteReader(raw)
             var d = SegmentDetail()
             guard let ns = r.varint() else { return nil }
             for _ in 0..<ns {
                 guard let flag = r.u8() else { return nil }
                 if flag == 0 { d.streams.append(nil); continue }
                 guard let b = r.blob() else { return nil }
-                let s = b.withUnsafeBytes { br -> StreamDef? in var x = ByteReader(br); return RecordCodec.decodeStream(&x) }
+                let s = b.withUnsafeBytes { br -> StreamDef? in var x = CheckedByteReader(br); return RecordCodec.decodeStream(&x) }
                 guard let s else { return nil }
                 d.streams.append(s)
             }

@@ -3,6 +3,7 @@ import FoundationEssentials
 import Glibc
 import Synchronization
 import StrapModel
+import StrapOS
 
 /// The append-only sample store (spec §4). One writer (a serial queue owns the open
 /// segment), any number of concurrent readers over immutable sealed segments and the
@@ -35,7 +36,7 @@ public final class Store: Sendable {
     /// trusted through their indexes, only the open tail is verified and a torn tail cut off.
     public static func open(_ config: StoreConfig) throws(StrapError) -> Store {
         let store: Store
-        do throws(IOError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
+        do throws(SystemCallError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
             throw .unavailable("cannot open store: \(error)")
         }
         store.syncer?.start { [weak store] in try? store?.sync() }
@@ -114,7 +115,7 @@ public final class Store: Sendable {
         let target = queue.sync { writer.position }
         if config.sync == .none {
             // Readers already see everything written; an explicit sync still reaches the disk.
-            do throws(IOError) { try target.segment.file.sync() } catch { throw shared.degrade(error) }
+            do throws(SystemCallError) { try target.segment.file.dataSync() } catch { throw shared.degrade(error) }
             return
         }
         if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }
@@ -123,7 +124,7 @@ public final class Store: Sendable {
             // Lead the group: cover everything written up to now, not only our own records.
             let pos = queue.sync { writer.position }
             lastSync.store(Self.monotonicNanos(), ordering: .relaxed)
-            do throws(IOError) { try pos.segment.file.sync() } catch { throw shared.degrade(error) }
+            do throws(SystemCallError) { try pos.segment.file.dataSync() } catch { throw shared.degrade(error) }
             shared.publishDurable(pos)
         }
     }
@@ -200,11 +201,12 @@ public final class Store: Sendable {
                 return gone
             }
         }
+        let sys = config.syscalls
         for seg in dropped {
-            FS.unlink(seg.indexPath)
-            FS.unlink(config.directory + "/" + Format.segmentName(seg.firstAnchor))
+            try? sys.removeFile(seg.indexPath)
+            try? sys.removeFile(config.directory + "/" + Format.segmentName(seg.firstAnchor))
         }
-        if !dropped.isEmpty { FS.syncDirectory(config.directory) }
+        if !dropped.isEmpty { try? sys.syncDirectory(config.directory) }
     }
 
     public var status: StoreStatus {

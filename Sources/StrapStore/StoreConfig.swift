@@ -1,4 +1,5 @@
 import StrapModel
+import StrapOS
 
 /// When appended records are fsynced (spec §4.1). What was fsynced survives power loss;
 /// what was written survives a crash of the daemon.
@@ -23,6 +24,9 @@ public struct StoreConfig: Sendable {
     public var segmentMaxAge: Double = 86_400
     /// Samples per record when a batch is appended at once.
     public var recordMaxSamples = 4096
+    /// Every system call the store makes goes through this table; tests pass one that fails
+    /// on demand (ENOSPC, EIO) to reach the error paths without root or a small file system.
+    public var syscalls: Syscalls = .live
 
     public init(directory: String, sync: SyncPolicy = .interval(0.1), retention: Millis = 0) {
         self.directory = directory

@@ -1,5 +1,6 @@
 import Synchronization
 import StrapModel
+import StrapOS
 
 /// What readers see: the segment list, how far the log is durable, retention's floor, and
 /// the deleted anchors. Replaced under a short lock; queries work on a copy.
@@ -59,8 +60,8 @@ final class StoreShared: Sendable {
 
     // MARK: health
 
-    func degrade(_ e: IOError) -> StrapError {
-        let why = e.isNoSpace ? "disk full: \(e)" : "I/O error: \(e)"
+    func degrade(_ e: SystemCallError) -> StrapError {
+        let why = e.errno.isNoSpace ? "disk full: \(e)" : "I/O error: \(e)"
         health.withLock { $0.degraded = why }
         return .unavailable(why)
     }

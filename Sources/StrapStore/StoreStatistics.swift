@@ -66,14 +66,14 @@ extension Store {
                 continue
             }
             let all = p == .all, noDeletions = snap.deleted.isEmpty
-            walk(from: max(seg.firstAnchor, snap.oldest), snapshot: snap, segments: [seg], sample: { s in
-                guard s.type == type, s.start >= lo, s.start < hi, noDeletions || !snap.deleted.contains(s.anchor),
-                      all || p.matches(s) else { return true }
+            var cursor = LogCursor(self, from: max(seg.firstAnchor, snap.oldest), snapshot: snap, segments: [seg])
+            while let item = cursor.next() {
+                guard case .sample(let s) = consume item, s.type == type, s.start >= lo, s.start < hi,
+                      noDeletions || !snap.deleted.contains(s.anchor), all || p.matches(s) else { continue }
                 let i = interval(of: s.start)
                 totals[i].add(s.value, start: s.start, anchor: s.anchor)
                 if bySource { sources[i][s.device.id, default: Aggregate()].add(s.value, start: s.start, anchor: s.anchor) }
-                return true
-            }, other: { _ in true })
+            }
         }
 
         return (0..<n).map { i in

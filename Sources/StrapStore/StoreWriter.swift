@@ -1,5 +1,6 @@
 import Glibc
 import StrapModel
+import StrapOS
 
 /// Where the log ends after a write: what a sync must cover.
 struct LogPosition {
@@ -151,7 +152,7 @@ final class StoreWriter: @unchecked Sendable {
     /// Writes at the end of the open segment. On failure (ENOSPC above all) the partial
     /// write is cut off again, so the log stays a clean prefix, and the store turns degraded.
     private func write(_ bytes: [UInt8]) throws(StrapError) {
-        do throws(IOError) {
+        do throws(SystemCallError) {
             try segment.file.pwriteAll(bytes, at: offset)
             shared.clearDegraded()
         } catch {
@@ -179,9 +180,9 @@ final class StoreWriter: @unchecked Sendable {
     /// wall clock, which may be far from imported or replayed samples). No record is touched.
     private func rebase(_ baseTime: Millis) throws(StrapError) {
         let header = SegmentHeader(storeID: storeID, firstAnchor: segment.firstAnchor, baseTime: baseTime)
-        do throws(IOError) {
+        do throws(SystemCallError) {
             try segment.file.pwriteAll(header.encode(), at: 0)
-            try segment.file.sync()
+            try segment.file.dataSync()
         } catch {
             throw shared.degrade(error)
         }
@@ -199,19 +200,20 @@ final class StoreWriter: @unchecked Sendable {
         let dir = config.directory
         let header = SegmentHeader(storeID: storeID, firstAnchor: nextAnchor, baseTime: baseTime)
         let path = dir + "/" + Format.segmentName(nextAnchor)
-        let newFile: FileHandleFD
-        do throws(IOError) {
-            try segment.file.sync()
-            newFile = try FileHandleFD(path: path, flags: O_RDWR | O_CREAT | O_TRUNC)
-            do throws(IOError) {
+        let sys = config.syscalls
+        let newFile: OpenFile
+        do throws(SystemCallError) {
+            try segment.file.dataSync()
+            newFile = try OpenFile(path: path, flags: O_RDWR | O_CREAT | O_TRUNC, syscalls: sys)
+            do throws(SystemCallError) {
                 try newFile.pwriteAll(header.encode(), at: 0)
-                try newFile.sync()
+                try newFile.dataSync()
                 var b = builder
                 let detail = b.detail()
-                try FS.writeAtomically(IndexFile.encode(storeID: storeID, summary: b.summary, detail: detail),
-                                       to: segment.indexPath)
-                FS.syncDirectory(dir)
-                let ih = IndexFile.readSummary(path: segment.indexPath)
+                // Its directory fsync also makes the new segment's creation durable.
+                try sys.writeFileAtomically(IndexFile.encode(storeID: storeID, summary: b.summary, detail: detail),
+                                            to: segment.indexPath)
+                let ih = IndexFile.readSummary(path: segment.indexPath, syscalls: sys)
                 let sealed = Segment(header: segment.header, file: segment.file, indexPath: segment.indexPath,
                                      sealed: b.summary, indexHeader: ih, detail: detail, durableLength: offset)
                 let open = Segment(header: header, file: newFile, indexPath: dir + "/" + Format.indexName(nextAnchor),
@@ -219,7 +221,7 @@ final class StoreWriter: @unchecked Sendable {
                 shared.replaceOpenSegment(sealed: sealed, open: open, durableNext: nextAnchor)
                 segment = open
             } catch {
-                FS.unlink(path)
+                try? sys.removeFile(path)
                 throw error
             }
         } catch {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import StrapModel
+import StrapOS
 
 /// The durable `WorkoutJournal`: one file per open workout session,
 /// `<store directory>/sessions/<uuid>.journal`, each record synced (fdatasync) before
@@ -34,7 +35,9 @@ public final class WorkoutJournalFile: WorkoutJournal {
 
     public let directory: String
     let store: Store
-    private var handles: [UUID: (file: FileHandleFD, size: Int)] = [:]
+    private var handles: [UUID: (file: OpenFile, size: Int)] = [:]
+    /// The store's system-call table: its tests make journal writes fail on demand too.
+    private var sys: Syscalls { store.config.syscalls }
     /// Save marks by session (the first one counts: a workout of the session is after it).
     private var savedAfter: [UUID: UInt64] = [:]
 
@@ -47,7 +50,7 @@ public final class WorkoutJournalFile: WorkoutJournal {
     public init(store: Store) throws(StrapError) {
         self.store = store
         directory = store.config.directory + "/sessions"
-        do throws(IOError) { try FS.makeDirectory(directory) } catch {
+        do throws(SystemCallError) { try store.config.syscalls.makeDirectories(directory) } catch {
             throw .unavailable("cannot create the session journal directory: \(error)")
         }
     }
@@ -81,10 +84,10 @@ public final class WorkoutJournalFile: WorkoutJournal {
         handles[session] = nil
         savedAfter[session] = nil
         let p = path(session)
-        guard Glibc.unlink(p) == 0 || errno == ENOENT else {
-            throw .unavailable("cannot remove \(p): \(String(cString: strerror(errno)))")
+        do throws(SystemCallError) { try sys.removeFile(p) } catch {
+            guard error.errno == .noSuchFile else { throw .unavailable("cannot remove \(p): \(error)") }
         }
-        FS.syncDirectory(directory)
+        try? sys.syncDirectory(directory)
     }
 
     // MARK: start-up
@@ -94,7 +97,7 @@ public final class WorkoutJournalFile: WorkoutJournal {
     /// entry (a crash while creating one) are removed.
     public func openSessions() throws(StrapError) -> Scan {
         let names: [String]
-        do throws(IOError) { names = try FS.list(directory) } catch {
+        do throws(SystemCallError) { names = try sys.listDirectory(directory) } catch {
             throw .unavailable("cannot list \(directory): \(error)")
         }
         var scan = Scan()
@@ -132,18 +135,18 @@ public final class WorkoutJournalFile: WorkoutJournal {
     public func read(session: UUID) throws(StrapError) -> SessionLog {
         let p = path(session)
         let bytes: [UInt8]
-        do throws(IOError) {
-            let f = try FileHandleFD(path: p, flags: O_RDONLY)
+        do throws(SystemCallError) {
+            let f = try OpenFile(path: p, flags: O_RDONLY, syscalls: sys)
             bytes = try f.read(at: 0, count: try f.size())
         } catch {
-            if error.errno == ENOENT { throw .notFound("no journal for workout session \(session)") }
+            if error.errno == .noSuchFile { throw .notFound("no journal for workout session \(session)") }
             throw .unavailable("cannot read \(p): \(error)")
         }
         var log = SessionLog(session: session, entries: [], savedAfterAnchor: nil, validLength: 0)
         if bytes.count < Self.headerSize { return log }  // crashed while creating it
         guard Array(bytes[0..<8]) == Self.magic else { throw .internal("\(p): not a session journal (bad magic)") }
         let problem: String? = bytes.withUnsafeBytes { raw -> String? in
-            var r = ByteReader(raw, from: 8, to: Self.headerSize)
+            var r = CheckedByteReader(raw, from: 8, to: Self.headerSize)
             let version = r.fixed(UInt16.self)!
             _ = r.fixed(UInt16.self)
             let crc = r.fixed(UInt32.self)!
@@ -205,7 +208,7 @@ public final class WorkoutJournalFile: WorkoutJournal {
     }
 
     static func parseRecord(_ raw: UnsafeRawBufferPointer, at pos: Int) -> Parsed {
-        var r = ByteReader(raw, from: pos)
+        var r = CheckedByteReader(raw, from: pos)
         guard let len = r.varint() else { return r.pos - pos >= 10 ? .damaged("bad length") : .incomplete }
         guard len > 0, len <= UInt64(maxRecordBody) else { return .damaged("bad length \(len)") }
         guard let crc = r.fixed(UInt32.self) else { return .incomplete }
@@ -229,9 +232,9 @@ public final class WorkoutJournalFile: WorkoutJournal {
     private func write(_ kind: Kind, _ payload: [UInt8], session: UUID, creating: Bool) throws(StrapError) {
         var h = try handle(session, creating: creating)
         let record = Self.frame(kind, payload)
-        do throws(IOError) {
+        do throws(SystemCallError) {
             try h.file.pwriteAll(record, at: h.size)
-            try h.file.sync()
+            try h.file.dataSync()
         } catch {
             try? h.file.truncate(to: h.size)
             throw .unavailable("session journal: \(error)")
@@ -240,7 +243,7 @@ public final class WorkoutJournalFile: WorkoutJournal {
         handles[session] = h
     }
 
-    private func handle(_ session: UUID, creating: Bool) throws(StrapError) -> (file: FileHandleFD, size: Int) {
+    private func handle(_ session: UUID, creating: Bool) throws(StrapError) -> (file: OpenFile, size: Int) {
         let p = path(session)
         if let h = handles[session] {
             if creating { throw .internal("workout session \(session) is already journaled") }
@@ -250,8 +253,8 @@ public final class WorkoutJournalFile: WorkoutJournal {
             // A recovered session: continue after its last whole record.
             let log = try read(session: session)
             guard log.validLength >= Self.headerSize else { throw .notFound("no journal for workout session \(session)") }
-            do throws(IOError) {
-                let f = try FileHandleFD(path: p, flags: O_RDWR)
+            do throws(SystemCallError) {
+                let f = try OpenFile(path: p, flags: O_RDWR, syscalls: sys)
                 try f.truncate(to: log.validLength)
                 handles[session] = (f, log.validLength)
                 return (f, log.validLength)
@@ -259,13 +262,13 @@ public final class WorkoutJournalFile: WorkoutJournal {
                 throw .unavailable("session journal: \(error)")
             }
         }
-        do throws(IOError) {
-            let f = try FileHandleFD(path: p, flags: O_RDWR | O_CREAT | O_EXCL)
-            do throws(IOError) { try f.pwriteAll(header(), at: 0) } catch {
-                FS.unlink(p)
+        do throws(SystemCallError) {
+            let f = try OpenFile(path: p, flags: O_RDWR | O_CREAT | O_EXCL, syscalls: sys)
+            do throws(SystemCallError) { try f.pwriteAll(header(), at: 0) } catch {
+                try? sys.removeFile(p)
                 throw error
             }
-            FS.syncDirectory(directory)
+            try? sys.syncDirectory(directory)
             handles[session] = (f, Self.headerSize)
             return (f, Self.headerSize)
         } catch {
@@ -276,14 +279,10 @@ public final class WorkoutJournalFile: WorkoutJournal {
     /// The session's workout stored with an anchor above `anchor`, if any (not deleted).
     func savedWorkout(session: UUID, after anchor: UInt64) -> Workout? {
         let snap = store.shared.snapshot
-        var found: Workout?
-        store.walk(from: max(anchor &+ 1, snap.oldest), snapshot: snap, wantSamples: false) { item in
-            if case .workout(let w) = item, w.sessionID == session, !snap.deleted.contains(w.anchor) {
-                found = w
-                return false
-            }
-            return true
+        var cursor = LogCursor(store, from: max(anchor &+ 1, snap.oldest), snapshot: snap)
+        while let item = cursor.next() {
+            if case .workout(let w) = item, w.sessionID == session, !snap.deleted.contains(w.anchor) { return w }
         }
-        return found
+        return nil
     }
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapOS
 import StrapWire
 
 /// One accepted client. Confined to the server's serial queue: every method must be
@@ -176,7 +177,7 @@ public final class Connection: @unchecked Sendable {
     private func flush(fromWrite: Bool = false) {
         while !output.isEmpty {
             let outcome = output.withFirstChunk { chunk in
-                Result { () throws(SystemCallError) -> IOResult in try syscalls.write(fd, from: chunk) }
+                Result { () throws(SystemCallError) -> IOResult in try syscalls.send(fd, from: chunk) }
             }
             switch outcome {
             case .success(.processed(let n))?:

@@ -1,3 +1,4 @@
+import StrapOS
 import StrapWire
 
 /// Why a connection ended.

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import StrapOS
 import StrapWire
 
 /// SO_PEERCRED of a connected unix socket, plus the supplementary groups of the peer's

@@ -1,6 +1,7 @@
 import CShims
 import Dispatch
 import Glibc
+import StrapOS
 
 /// Delivers signals (SIGTERM, SIGINT, SIGHUP...) as calls on a queue.
 ///

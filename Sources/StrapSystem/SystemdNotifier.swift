@@ -1,6 +1,7 @@
 import CSystemd
 import Dispatch
 import Glibc
+import StrapOS
 import Synchronization
 
 /// The sd_notify(3) states the daemon sends.

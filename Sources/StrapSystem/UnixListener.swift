@@ -1,6 +1,7 @@
 import CShims
 import CSystemd
 import Glibc
+import StrapOS
 
 /// Why a listening socket could not be set up.
 public enum ListenerError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapOS
 import StrapWire
 
 public struct ServerConfiguration: Sendable {
@@ -110,7 +111,7 @@ public final class UnixServer: @unchecked Sendable {
     private func admit(_ fd: FileDescriptor) {
         guard connections.count < configuration.maximumConnections else {
             let busy = Reply.failure(id: nil, error: WireError(.busy, "too many connections (\(configuration.maximumConnections))"))
-            _ = busy.withUnsafeBytes { try? syscalls.write(fd, from: $0) }
+            _ = busy.withUnsafeBytes { try? syscalls.send(fd, from: $0) }
             try? syscalls.close(fd)
             return
         }

@@ -3,6 +3,85 @@ import Glibc
 import Testing
 @testable import StrapStore
 import StrapModel
+import StrapOS
+
+/// The same failures through an injected syscall table (`StoreConfig.syscalls`): no root,
+/// and exact control of when the disk fills and empties, down to a write cut short.
+@Suite struct InjectedDiskFaultTests {
+    static func batch(_ from: Int, count: Int = 500) -> [Sample] {
+        Fixtures.heartRate(count: count, start: Fixtures.t0 + Millis(from) * 1000, offset: from)
+    }
+
+    @Test func noSpaceOnAppendDegradesLosesNothingAndResumes() throws {
+        let dir = TempDir("enospc-injected")
+        let faults = InjectedFaults()
+        var cfg = StoreConfig(directory: dir.path, sync: .always)
+        cfg.segmentMaxItems = 1200
+        cfg.syscalls = faults.syscalls
+        let store = try Store.open(cfg)
+        var stored = try store.append(Self.batch(0, count: 1000))
+
+        // 300 bytes left: the next batch's write is cut short, then fails. All or nothing.
+        faults.spaceLeft = 300
+        let full = #expect(throws: StrapError.self) { try store.append(Self.batch(1000)) }
+        #expect(full?.code == "unavailable")
+        let why = try #require(store.status.degraded)
+        #expect(why.hasPrefix("disk full: pwrite \(dir.path)/seg-"), "\(why)")
+        #expect(why.contains("No space left on device"))
+        #expect(full?.description == why)
+        #expect(throws: StrapError.self, "still full") { try store.append(Self.batch(1000)) }
+        #expect(try readAll(store).added.compactMap(\.sample) == stored, "what was stored is served unchanged")
+
+        // Space returns: the next append fits and the store is healthy again.
+        faults.spaceLeft = nil
+        stored += try store.append(Self.batch(1000))
+        #expect(store.status.degraded == nil)
+        #expect(stored.map(\.anchor) == Array(1...1500))
+
+        // Full while sealing (1200 items): the new segment's header cannot be written.
+        faults.spaceLeft = 0
+        #expect(throws: StrapError.self) { try store.append(Self.batch(1500)) }
+        #expect(store.status.degraded?.hasPrefix("disk full: pwrite \(dir.path)/seg-") == true)
+        faults.spaceLeft = nil
+        stored += try store.append(Self.batch(1500))
+        #expect(store.status.degraded == nil && store.status.segments == 2)
+        store.close()
+
+        let reopened = try Store.open(StoreConfig(directory: dir.path, sync: .always))
+        #expect(reopened.status.damage.isEmpty, "no torn tail: the short write was cut off again: \(reopened.status.damage)")
+        #expect(try readAll(reopened).added.compactMap(\.sample) == stored)
+        reopened.close()
+    }
+
+    @Test func ioErrorOnFdatasyncIsAClearError() throws {
+        let dir = TempDir("eio-injected")
+        let faults = InjectedFaults()
+        var cfg = StoreConfig(directory: dir.path, sync: .always)
+        cfg.syscalls = faults.syscalls
+        let store = try Store.open(cfg)
+        try store.append(Self.batch(0, count: 1000))
+
+        faults.syncError = .ioError
+        let failed = #expect(throws: StrapError.self) { try store.append(Self.batch(1000)) }
+        #expect(failed?.code == "unavailable")
+        let why = try #require(store.status.degraded)
+        #expect(why.hasPrefix("I/O error: fdatasync \(dir.path)/seg-"), "\(why)")
+        #expect(why.hasSuffix("Input/output error (errno \(EIO))"), "\(why)")
+        #expect(failed?.description == why)
+        // Written but not known durable: anchored readers do not see it yet.
+        #expect(store.latestAnchor == 1000)
+        #expect(throws: StrapError.unavailable(why)) { try store.sync() }
+
+        // The disk recovers: the next append syncs everything written, the failed batch too
+        // (its records were written; only their durability was unknown).
+        faults.syncError = nil
+        let more = try store.append(Self.batch(2000))
+        #expect(store.status.degraded == nil)
+        #expect(more.first?.anchor == 1501)
+        #expect(store.latestAnchor == 2000)
+        store.close()
+    }
+}
 
 /// Disk full on a size-limited tmpfs: writes fail cleanly, nothing stored is lost, writing
 /// resumes when space returns. Needs root for mount(8); skipped otherwise.

@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 @testable import StrapStore
 import StrapModel
+import StrapOS
+import Synchronization
 
 /// A unique temporary directory removed when the test is done.
 final class TempDir: @unchecked Sendable {
@@ -48,5 +50,52 @@ func readAll(_ store: Store, from: UInt64 = 0, limit: Int = 1000) throws -> Anch
         all.deleted += r.deleted
         if r.anchor == all.anchor { return all }
         all.anchor = r.anchor
+    }
+}
+
+/// A syscall table for a store whose file system holds `spaceLeft` more bytes (nil: no
+/// limit; a write that does not fit is cut short, then fails with ENOSPC, as a full disk
+/// does) and whose fdatasync fails with `syncError` when set: the store's error paths
+/// without root or a small file system.
+final class InjectedFaults: Sendable {
+    private let state = Mutex<(spaceLeft: Int?, syncError: Errno?)>((nil, nil))
+
+    var spaceLeft: Int? {
+        get { state.withLock { $0.spaceLeft } }
+        set { state.withLock { $0.spaceLeft = newValue } }
+    }
+
+    var syncError: Errno? {
+        get { state.withLock { $0.syncError } }
+        set { state.withLock { $0.syncError = newValue } }
+    }
+
+    /// How many of `count` bytes fit; 0 when the disk is full.
+    private func take(_ count: Int) -> Int {
+        state.withLock { s in
+            guard let left = s.spaceLeft else { return count }
+            let n = min(left, count)
+            s.spaceLeft = left - n
+            return n
+        }
+    }
+
+    var syscalls: Syscalls {
+        var sys = Syscalls.live
+        sys.pwrite = { [self] fd, buffer, count, offset in
+            let n = take(count)
+            if n == 0 && count > 0 { Errno.current = .noSpace; return -1 }
+            return Glibc.pwrite(fd, buffer, n, offset)
+        }
+        sys.write = { [self] fd, buffer, count in
+            let n = take(count)
+            if n == 0 && count > 0 { Errno.current = .noSpace; return -1 }
+            return Glibc.write(fd, buffer, n)
+        }
+        sys.fdatasync = { [self] fd in
+            if let e = syncError { Errno.current = e; return -1 }
+            return Glibc.fdatasync(fd)
+        }
+        return sys
     }
 }

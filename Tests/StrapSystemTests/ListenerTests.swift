@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import StrapOS
 @testable import StrapSystem
 import StrapWire
 import Testing

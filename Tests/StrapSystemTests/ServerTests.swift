@@ -1,6 +1,7 @@
 import CShims
 import Dispatch
 import Glibc
+import StrapOS
 @testable import StrapSystem
 import StrapWire
 import Synchronization
@@ -173,7 +174,7 @@ import Testing
         // 7 bytes, so each reply goes out through the write source in many pieces.
         let calls = Mutex(0)
         var sys = Syscalls.live
-        sys.write = { fd, buffer, count in
+        sys.send = { fd, buffer, count in
             let n = calls.withLock { c in c += 1; return c }
             if n % 2 == 1 { Errno.current = .wouldBlock; return -1 }
             return cshims_send_nosignal(fd, buffer, min(count, 7))
@@ -234,7 +235,7 @@ import Testing
         let limits = OutputLimits(highWater: 32 * 1024, lowWater: 8 * 1024, hardLimit: 128 * 1024)
         let inHandler = Mutex(false)
         var sys = Syscalls.live
-        sys.write = { fd, buffer, count in
+        sys.send = { fd, buffer, count in
             if inHandler.withLock({ $0 }) { return cshims_send_nosignal(fd, buffer, count) }
             Errno.current = .wouldBlock
             return -1
@@ -275,7 +276,7 @@ import Testing
     @Test func clientThatResetsIsClosedWithAnError() throws {
         // Writes fail with ECONNRESET from the seam, as if the peer had vanished.
         var sys = Syscalls.live
-        sys.write = { _, _, _ in Errno.current = .connectionReset; return -1 }
+        sys.send = { _, _, _ in Errno.current = .connectionReset; return -1 }
         let s = try TestServer(syscalls: sys)
         defer { s.stop() }
         let client = try Client(path: s.path)

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import StrapOS
 import StrapSystem
 import StrapWire
 import Synchronization

@@ -1,6 +1,7 @@
 import CShims
 import Dispatch
 import Glibc
+import StrapOS
 @testable import StrapSystem
 import Synchronization
 import Testing

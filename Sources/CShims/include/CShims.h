@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 /* What Swift cannot import or may not touch under Swift 6 strict concurrency:
-   _GNU_SOURCE declarations (struct ucred, accept4, mallinfo2), macros, and stdio globals. */
+   _GNU_SOURCE declarations (struct ucred, accept4), macros, and stdio globals. */
 
 /* Line-buffer stdout so a daemon under systemd (stdout on a pipe) flushes per line (G5). */
 void cshims_stdout_line_buffered(void);
@@ -16,11 +16,4 @@ void cshims_write_stdout(const char *text, size_t length);
 void cshims_write_stderr(const char *text, size_t length);
 void cshims_flush_stdout(void);
 
-/* Bytes currently allocated through malloc, from mallinfo2(); the benchmark counts
-   heap allocations per packet with it. */
-size_t cshims_heap_in_use(void);
-/* Number of malloc calls so far, counted by an interposed malloc hook when the benchmark
-   enables it; 0 when counting is off. */
-uint64_t cshims_malloc_count(void);
-void cshims_malloc_counting(int enabled);
 #include "cshims_posix.h"

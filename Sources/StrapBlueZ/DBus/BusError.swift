@@ -1,4 +1,5 @@
 import StrapDBus
+import StrapOS
 
 /// Everything that can go wrong talking to the bus, with enough context to log.
 public enum BusError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -14,7 +15,7 @@ public enum BusError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .errno(let op, let code): "\(op): errno \(code)"
+        case .errno(let op, let code): "\(op): \(Errno(rawValue: code))"
         case .reply(let reply): reply.description
         case .decoding(let what): "unexpected D-Bus data: \(what)"
         case .encoding(let what): "cannot encode: \(what)"

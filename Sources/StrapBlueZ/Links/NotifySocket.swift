@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapOS
 
 /// Reads an AcquireNotify fd: one datagram per notification, at most MTU bytes each.
 /// EOF or an error means BlueZ released the notification (disconnect, StopNotify).
@@ -16,8 +17,8 @@ final class NotifySocket: @unchecked Sendable {
         self.mtu = max(Int(mtu), 23)
         self.onData = onData
         self.onClose = onClose
-        let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        // Reads below see EAGAIN, not a wait, once the socket is drained.
+        try? FileDescriptor(rawValue: fd).setNonBlocking()
         let s = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         s.setEventHandler { @Sendable [weak self] in self?.drain() }
         s.setCancelHandler { @Sendable in _ = Glibc.close(fd) }
@@ -27,17 +28,20 @@ final class NotifySocket: @unchecked Sendable {
 
     private func drain() {
         var buffer = [UInt8](repeating: 0, count: mtu)
+        let descriptor = FileDescriptor(rawValue: fd)
         while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 {
+            // One datagram per read; 0 (end of file) or an error means BlueZ released it.
+            let got = buffer.withUnsafeMutableBytes { raw in try? Syscalls.live.read(descriptor, into: raw) }
+            switch got {
+            case .processed(let n)? where n > 0:
                 onData(Array(buffer[0..<n]))
-                continue
+            case .wouldBlock?:
+                return
+            default:
+                cancel()
+                onClose()
+                return
             }
-            if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { return }
-            if n < 0 && errno == EINTR { continue }
-            cancel()
-            onClose()
-            return
         }
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import StrapModel
+import StrapOS
 import StrapSystem
 import StrapWire
 import Synchronization

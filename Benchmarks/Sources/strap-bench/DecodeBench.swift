@@ -1,4 +1,4 @@
-import CShims
+import AllocationCounter
 import Glibc
 import StrapGATT
 
@@ -30,11 +30,11 @@ enum DecodeBench: BenchSection {
                 checksum &+= sum
             }
             let total = Double(packets * rounds)
-            cshims_malloc_counting(1)
-            let before = cshims_malloc_count()
+            allocation_counter_enable(1)
+            let before = allocation_counter_count()
             _ = measure(w, packets: packets, rounds: 10)
-            let allocations = Double(cshims_malloc_count() - before) / Double(packets * 10)
-            cshims_malloc_counting(0)
+            let allocations = Double(allocation_counter_count() - before) / Double(packets * 10)
+            allocation_counter_enable(0)
             if checksum == 42 { print("") }     // keeps the decoded values observable
             figures.append(BenchFigure(section: name, name: "\(w.name) packets/s", unit: "packets/s",
                                        ours: total / best, higherIsBetter: true))

@@ -1,5 +1,5 @@
 import Glibc
-@testable import StrapSystem
+import StrapOS
 import Synchronization
 import Testing
 
@@ -17,10 +17,10 @@ final class Script: Sendable {
     }
 }
 
-func scripted(read: Script? = nil, write: Script? = nil, accept: Script? = nil, close: Script? = nil) -> Syscalls {
+func scripted(read: Script? = nil, send: Script? = nil, accept: Script? = nil, close: Script? = nil) -> Syscalls {
     var s = Syscalls.live
     if let read { s.read = { _, _, _ in read.next() } }
-    if let write { s.write = { _, _, _ in write.next() } }
+    if let send { s.send = { _, _, _ in send.next() } }
     if let accept { s.accept = { _ in CInt(accept.next()) } }
     if let close { s.close = { _ in CInt(close.next()) } }
     return s
@@ -39,14 +39,14 @@ func scripted(read: Script? = nil, write: Script? = nil, accept: Script? = nil, 
 
     @Test func eagainIsAStateNotAnError() throws {
         #expect(try scripted(read: Script([(-1, .wouldBlock)])).read(fd, into: buffer) == .wouldBlock)
-        #expect(try scripted(write: Script([(-1, .wouldBlock)])).write(fd, from: UnsafeRawBufferPointer(buffer)) == .wouldBlock)
+        #expect(try scripted(send: Script([(-1, .wouldBlock)])).send(fd, from: UnsafeRawBufferPointer(buffer)) == .wouldBlock)
         #expect(try scripted(accept: Script([(-1, .wouldBlock)])).accept(fd) == nil)
     }
 
     @Test(arguments: [Errno.noSpace, .brokenPipe, .connectionReset])
-    func writeFailuresAreTypedAndNameTheCall(_ code: Errno) {
-        let s = scripted(write: Script([(-1, code)]))
-        #expect(throws: SystemCallError("send", code)) { try s.write(fd, from: UnsafeRawBufferPointer(buffer)) }
+    func sendFailuresAreTypedAndNameTheCall(_ code: Errno) {
+        let s = scripted(send: Script([(-1, code)]))
+        #expect(throws: SystemCallError("send", code)) { try s.send(fd, from: UnsafeRawBufferPointer(buffer)) }
     }
 
     @Test func acceptSurfacesEMFILEButSkipsAbortedPeers() throws {
@@ -76,7 +76,7 @@ func scripted(read: Script? = nil, write: Script? = nil, accept: Script? = nil, 
         defer { try? a.close(); try? b.close() }
         let sys = Syscalls.live
         #expect(try sys.read(a, into: buffer) == .wouldBlock)
-        #expect(try Array("hi".utf8).withUnsafeBytes { try sys.write(b, from: $0) } == .processed(2))
+        #expect(try Array("hi".utf8).withUnsafeBytes { try sys.send(b, from: $0) } == .processed(2))
         #expect(try sys.read(a, into: buffer) == .processed(2))
         try sys.shutdown(b, .write)
         #expect(try sys.read(a, into: buffer) == .processed(0))

@@ -47,44 +47,88 @@ enum DaemonFootprint {
 
     // MARK: footprint
 
-    static func footprint(_ strapd: String, run: String, seconds: Int, section: String) throws -> [BenchFigure] {
-        let notify = try NotifyListener(path: run + "/notify-fp.sock")
-        let daemon = try spawn(strapd, ["--simulate=4", "--state-dir", run + "/fp-state", "--socket", run + "/fp.sock"],
-                               notify: notify.path, log: run + "/fp.log")
-        defer { terminate(daemon); notify.close() }
-        guard notify.waitReady(seconds: 10) != nil else { throw failure("strapd did not become READY", log: run + "/fp.log") }
-        // Start-up work is the start-up figure's; the steady state starts after a short settle.
-        sleep(2)
-        let pid = daemon.processIdentifier
-        guard let cpu0 = cpuSeconds(pid), let t0 = Optional(DecodeBench.now()) else { throw BenchFailure("cannot read /proc/\(pid)/stat") }
+    /// What one steady-state run of the daemon measured.
+    struct SteadyState {
         var maxRSS = 0
         var finalRSS = 0
-        for _ in 0..<seconds {
-            sleep(1)
-            guard let rss = rssKiB(pid) else { throw failure("strapd exited during the footprint run", log: run + "/fp.log") }
-            maxRSS = max(maxRSS, rss)
-            finalRSS = rss
-        }
-        guard let cpu1 = cpuSeconds(pid) else { throw failure("strapd exited during the footprint run", log: run + "/fp.log") }
-        // Where the resident memory is: anonymous (heap, stacks) vs file-backed (mapped libraries).
-        let split = ["RssAnon:", "RssFile:", "RssShmem:"].compactMap { key in
-            statusKiB(pid, key).map { "\(key.dropLast()) \(String(format: "%.1f", Double($0) / 1024)) MB" }
-        }.joined(separator: ", ")
-        print("  footprint: final RSS = \(split)")
-        let elapsed = DecodeBench.now() - t0
-        let perHour = (cpu1 - cpu0) / elapsed * 3600
-        print(String(format: "  footprint: %d s with --simulate=4: RSS max %.1f MB, final %.1f MB, CPU %.2f s → %.1f s/h (%.3f %% of a core)",
-                     seconds, Double(maxRSS) / 1024, Double(finalRSS) / 1024, cpu1 - cpu0, perHour, perHour / 36))
+        var cpuSeconds = 0.0
+        var elapsed = 0.0
+        var switches = ContextSwitches()
+
+        var cpuPerHour: Double { cpuSeconds / elapsed * 3600 }
+        var switchesPerHour: Double { Double(switches.total) / elapsed * 3600 }
+    }
+
+    static func footprint(_ strapd: String, run: String, seconds: Int, section: String) throws -> [BenchFigure] {
+        let idle = try steadyState(strapd, run: run, seconds: seconds, followers: 0)
+        let followed = try steadyState(strapd, run: run, seconds: seconds, followers: 10)
         return [
             BenchFigure(section: section, name: "daemon RSS (max), 4 simulated sensors", unit: "MB",
-                        ours: Double(maxRSS) / 1024, higherIsBetter: false),
+                        ours: Double(idle.maxRSS) / 1024, higherIsBetter: false),
             BenchFigure(section: section, name: "daemon RSS (final), 4 simulated sensors", unit: "MB",
-                        ours: Double(finalRSS) / 1024, higherIsBetter: false),
+                        ours: Double(idle.finalRSS) / 1024, higherIsBetter: false),
             BenchFigure(section: section, name: "daemon CPU, 4 simulated sensors", unit: "CPU s/hour",
-                        ours: perHour, higherIsBetter: false),
+                        ours: idle.cpuPerHour, higherIsBetter: false),
             BenchFigure(section: section, name: "daemon CPU share, 4 simulated sensors", unit: "% of one core",
-                        ours: perHour / 36, higherIsBetter: false),
+                        ours: idle.cpuPerHour / 36, higherIsBetter: false),
+            BenchFigure(section: section, name: "daemon context switches, 4 simulated sensors", unit: "per hour",
+                        ours: idle.switchesPerHour, higherIsBetter: false),
+            BenchFigure(section: section, name: "daemon CPU, 4 sensors at 1 Hz, 10 anchored followers", unit: "CPU s/hour",
+                        ours: followed.cpuPerHour, higherIsBetter: false),
+            BenchFigure(section: section, name: "daemon context switches, 4 sensors at 1 Hz, 10 anchored followers",
+                        unit: "per hour", ours: followed.switchesPerHour, higherIsBetter: false),
         ]
+    }
+
+    /// `seconds` of `strapd --simulate=4` after a short settle, with `followers` clients
+    /// attached in `samples.anchored` follow mode that send nothing more.
+    static func steadyState(_ strapd: String, run: String, seconds: Int, followers: Int) throws -> SteadyState {
+        let tag = "fp\(followers)"
+        let log = run + "/\(tag).log"
+        let notify = try NotifyListener(path: run + "/notify-\(tag).sock")
+        let socket = run + "/\(tag).sock"
+        let daemon = try spawn(strapd, ["--simulate=4", "--state-dir", run + "/\(tag)-state", "--socket", socket],
+                               notify: notify.path, log: log)
+        defer { terminate(daemon); notify.close() }
+        guard notify.waitReady(seconds: 10) != nil else { throw failure("strapd did not become READY", log: log) }
+        let clients = try AnchoredFollowers(socket: socket, count: followers)
+        defer { clients.close() }
+        // Start-up work is the start-up figure's; the steady state starts after a short settle.
+        sleep(2)
+        guard clients.attached == followers else {
+            throw failure("\(followers - clients.attached) of \(followers) followers got no reply", log: log)
+        }
+        let pid = daemon.processIdentifier
+        var m = SteadyState()
+        guard let cpu0 = cpuSeconds(pid), let t0 = Optional(DecodeBench.now()) else { throw BenchFailure("cannot read /proc/\(pid)/stat") }
+        m.switches.sample(pid)
+        for _ in 0..<seconds {
+            sleep(1)
+            guard let rss = rssKiB(pid) else { throw failure("strapd exited during the footprint run", log: log) }
+            m.switches.sample(pid)
+            m.maxRSS = max(m.maxRSS, rss)
+            m.finalRSS = rss
+        }
+        guard let cpu1 = cpuSeconds(pid) else { throw failure("strapd exited during the footprint run", log: log) }
+        m.elapsed = DecodeBench.now() - t0
+        m.cpuSeconds = cpu1 - cpu0
+        let with = followers == 0 ? "" : " and \(followers) anchored followers"
+        if followers == 0 {
+            // Where the resident memory is: anonymous (heap, stacks) vs file-backed (mapped libraries).
+            let split = ["RssAnon:", "RssFile:", "RssShmem:"].compactMap { key in
+                statusKiB(pid, key).map { "\(key.dropLast()) \(String(format: "%.1f", Double($0) / 1024)) MB" }
+            }.joined(separator: ", ")
+            print("  footprint: final RSS = \(split)")
+        } else {
+            clients.close()
+            print("  footprint: the followers were sent \(clients.bytesReceived / 1024) KiB in all")
+        }
+        print("  footprint: \(seconds) s with --simulate=4\(with): " + String(format: "RSS max %.1f MB, final %.1f MB, CPU %.2f s → %.1f s/h (%.3f %% of a core)",
+                     Double(m.maxRSS) / 1024, Double(m.finalRSS) / 1024, m.cpuSeconds, m.cpuPerHour, m.cpuPerHour / 36))
+        print("  footprint: \(seconds) s with --simulate=4\(with): " + String(format: "%d context switches (%d voluntary, %d involuntary) in %d threads → %.0f/h, %.1f/s",
+                     m.switches.total, m.switches.voluntary, m.switches.involuntary, m.switches.threads,
+                     m.switchesPerHour, m.switchesPerHour / 3600))
+        return m
     }
 
     /// `/proc/PID/stat` utime + stime (fields 14 and 15, after the parenthesised name), in seconds.

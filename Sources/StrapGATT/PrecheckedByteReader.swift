@@ -1,7 +1,12 @@
 /// Little-endian reads over a borrowed buffer. Every multi-octet GATT field is little-endian
 /// (ble-notes §3); reading by hand keeps decoders allocation-free and alignment-safe.
+///
+/// Prechecked: the decoder checks the packet's length against what its flags announce
+/// *before* reading (and throws `truncated` itself), so the reads carry no bounds check of
+/// their own; reading past the end is a programming error. The store's `CheckedByteReader`
+/// is the opposite rule, for input that is not checked up front.
 @usableFromInline
-struct ByteReader {
+struct PrecheckedByteReader {
     @usableFromInline let bytes: UnsafeRawBufferPointer
     @usableFromInline var offset: Int
 
