@@ -109,6 +109,10 @@ extension WorkoutEngine {
         return s
     }
 
+    /// Sessions not ended yet (and ended ones awaiting their save): while there are none, no
+    /// sample can count anywhere.
+    public var openSessionCount: Int { open.count }
+
     /// Ended sessions whose workout is not stored yet (`end` saves it).
     public var sessionsAwaitingSave: [UUID] {
         open.values.filter { $0.session.state == .ended }.map(\.session.id).sorted { $0.uuidString < $1.uuidString }

@@ -22,6 +22,9 @@ public final class WorkoutService: @unchecked Sendable {
     }
 
     private let lock = Mutex<Void>(())
+    /// The engine's open sessions, readable without the lock: with none (most of the time on
+    /// most boxes) a burst of samples costs one atomic load here.
+    private let openSessions = Atomic<Int>(0)
     /// Guarded by `lock`.
     private let engine: WorkoutEngine
     private let journal: WorkoutJournalFile
@@ -96,7 +99,7 @@ public final class WorkoutService: @unchecked Sendable {
         var recovered: [WorkoutSession] = []
         for s in scan.sessions {
             do throws(StrapError) {
-                let session = try lock.withLock { _ throws(StrapError) in try engine.recover(s.entries) }
+                let session = try locked { e throws(StrapError) in try e.recover(s.entries) }
                 recovered.append(session)
                 log("workout session \(session.id) recovered (\(session.state.rawValue), athlete \(session.configuration.athlete))")
             } catch {
@@ -128,6 +131,7 @@ public final class WorkoutService: @unchecked Sendable {
     // MARK: samples
 
     private func observe(_ events: [LiveEvent]) {
+        guard openSessions.load(ordering: .relaxed) > 0 else { return }
         var changed: [UUID] = []
         var saturated: [SensorAddress] = []
         lock.withLock { _ in
@@ -290,7 +294,10 @@ public final class WorkoutService: @unchecked Sendable {
     }
 
     private func locked<T>(_ body: (WorkoutEngine) throws(StrapError) -> T) throws(StrapError) -> T {
-        try lock.withLock { _ throws(StrapError) -> T in try body(engine) }
+        try lock.withLock { _ throws(StrapError) -> T in
+            defer { openSessions.store(engine.openSessionCount, ordering: .relaxed) }
+            return try body(engine)
+        }
     }
 }
 
