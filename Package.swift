@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
         .target(name: "StrapWorkout", dependencies: ["StrapModel"]),
         // Workout exports (FIT, TCX, CSV), HRV analysis and terminal charts: pure, bytes out.
-        .target(name: "StrapExport", dependencies: ["StrapModel"]),
+        .target(name: "StrapExport", dependencies: ["StrapModel", "StrapWire"]),
 
         // Layer 5: I/O adapters and the daemon's wiring.
         .target(name: "StrapSystem", dependencies: ["StrapOS", "CSystemd", "CShims", "StrapWire"]),

@@ -1,4 +1,5 @@
 import StrapModel
+import StrapWire
 
 /// Where encoders write: a byte buffer the stream drains chunk by chunk. Text is appended as
 /// bytes directly (numbers and times included) so that a 24 h export allocates no strings
@@ -135,7 +136,8 @@ struct ByteSink {
         let millis = ms - seconds * 1000
         let days = seconds.floorDiv(86_400)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = Self.civil(fromDays: days)
+        let (y, m, d) = RFC3339Timestamp.civil(fromDays: days)
+        let (year, month, day) = (Int64(y), Int64(m), Int64(d))
         pad(year, 4); bytes.append(UInt8(ascii: "-"))
         pad(month, 2); bytes.append(UInt8(ascii: "-"))
         pad(day, 2); bytes.append(UInt8(ascii: "T"))
@@ -152,19 +154,6 @@ struct ByteSink {
         while rest >= 10 { rest /= 10; digits += 1 }
         if digits < width { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - digits)) }
         unsigned(UInt64(max(0, v)))
-    }
-
-    /// Days since 1970-01-01 → proleptic Gregorian date (H. Hinnant's `civil_from_days`).
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = z.floorDiv(146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     /// XML character data or attribute text: the five special characters escaped, and

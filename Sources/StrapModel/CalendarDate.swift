@@ -1,4 +1,5 @@
 import FoundationEssentials
+import StrapWire
 
 /// A day of the proleptic Gregorian calendar without time or zone (a date of birth), written
 /// `YYYY-MM-DD`. Dates of birth are days, not instants: an athlete is a year older on their
@@ -34,18 +35,7 @@ public struct CalendarDate: Sendable, Hashable, Comparable, Codable, CustomStrin
 
     /// The UTC day of an instant (the daemon's "today" for validation and ages).
     public init(utcMillis: Millis) {
-        // Howard Hinnant's civil-from-days: exact for every day of the Gregorian calendar.
-        let z = utcMillis.floorDiv(86_400_000) + 719_468
-        let era = z.floorDiv(146_097)
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let d = doy - (153 * mp + 2) / 5 + 1
-        let m = mp < 10 ? mp + 3 : mp - 9
-        year = Int(yoe + era * 400 + (m <= 2 ? 1 : 0))
-        month = Int(m)
-        day = Int(d)
+        (year, month, day) = RFC3339Timestamp.civil(fromDays: utcMillis.floorDiv(86_400_000))
     }
 
     public static func isLeap(_ year: Int) -> Bool { (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 }

@@ -146,7 +146,9 @@ public enum RFC3339Timestamp {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civil(fromDays z64: Int64) -> (Int, Int, Int) {
+    /// Days since 1970-01-01 → proleptic Gregorian (year, month, day), exact for every day
+    /// (Howard Hinnant's `civil_from_days`). The one copy: dates in the model and the exports use it.
+    public static func civil(fromDays z64: Int64) -> (year: Int, month: Int, day: Int) {
         let z = Int(z64) + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
