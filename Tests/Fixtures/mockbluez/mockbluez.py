@@ -233,7 +233,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             self.pair_results.append((sensor.address, 'refused-by-device'))
             raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
         if self.agent is None:
-            # BlueZ >= 5.72 without an agent (ble-notes §2.4).
+            # BlueZ >= 5.72 without an agent (docs/bluetooth-field-notes.md#pairing-and-bonding).
             raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
         sender, agent_path, _capability = self.agent
         try:
