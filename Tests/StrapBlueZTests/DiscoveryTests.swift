@@ -1,5 +1,8 @@
+import Dispatch
 import Foundation
+import MockBlueZSupport
 import StrapBlueZ
+import StrapDBus
 import Testing
 
 /// One client's discovery as BlueZ keeps it: calls are handled in the order they were sent
@@ -117,5 +120,73 @@ private enum Step: CustomStringConvertible {
         _ = machine.handle(.filterFinished(ok: true, epoch: machine.epoch))
         #expect(machine.handle(.startFinished(ok: false, epoch: machine.epoch)) == nil)
         #expect(machine.phase == .idle && machine.wanted)
+    }
+}
+
+/// `DiscoverySession` against the mock bluetoothd: stopped at the worst moments, it leaves
+/// discovery off and its calls in an order BlueZ honours.
+@Suite(.enabled(if: TestTools.available, TestTools.skipReason))
+struct DiscoverySessionTests {
+    static let hr = "C0:11:22:33:44:21"
+
+    private func discoveryCalls(_ mock: MockBlueZ) throws -> [String] {
+        try mock.events().compactMap { $0.first as? String }.filter { $0.hasSuffix("Discovery") || $0 == "SetDiscoveryFilter" }
+    }
+
+    /// `strapctl scan --until` stops on the first report, which for a cached sensor comes
+    /// before BlueZ has answered anything: no StartDiscovery goes out after the stop.
+    @Test func stopRightAfterStartLeavesDiscoveryStopped() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
+        let daemon = try Daemon(address: mock.bus.address)
+        try eventually("adapter visible") { daemon.queue.sync { daemon.client.mirror.adapters.count == 1 } }
+        let found = ResultList<String>()
+        let settled = DispatchSemaphore(value: 0)
+        daemon.queue.sync {
+            let session = DiscoverySession(client: daemon.client) { found.append($0.address) }
+            session.start()
+            // Same turn of the bus queue: no reply can have been handled yet.
+            session.stop { settled.signal() }
+        }
+        #expect(found.items == [Self.hr])
+        #expect(settled.wait(timeout: .now() + 30) == .success)
+        // Settled: every call the session made has been answered, so the mock is final.
+        #expect(try mock.stats()["discovering"] as? Bool == false)
+        #expect(try discoveryCalls(mock) == ["SetDiscoveryFilter"])
+    }
+
+    /// Stopped while StartDiscovery is on its way: the StopDiscovery follows its reply.
+    @Test func stopWhileStartDiscoveryIsInFlightStopsAfterIt() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
+        let daemon = try Daemon(address: mock.bus.address)
+        try eventually("adapter visible") { daemon.queue.sync { daemon.client.mirror.adapters.count == 1 } }
+        let settled = DispatchSemaphore(value: 0)
+        let session = DiscoverySession(client: daemon.client) { _ in }
+        daemon.queue.sync {
+            // BlueZ signals Discovering=true before it answers StartDiscovery, and the
+            // observers run as the signal is handled: the reply has not been seen yet.
+            daemon.client.observe { event in
+                if case .propertiesChanged(_, BlueZInterface.adapter, let changed) = event, changed["Discovering"]?.bool == true {
+                    session.stop { settled.signal() }
+                }
+            }
+            session.start()
+        }
+        #expect(settled.wait(timeout: .now() + 30) == .success)
+        #expect(try mock.stats()["discovering"] as? Bool == false)
+        #expect(try discoveryCalls(mock) == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
+    }
+
+    @Test func stopAfterDiscoveryRunsStopsIt() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")])
+        let daemon = try Daemon(address: mock.bus.address)
+        try eventually("adapter visible") { daemon.queue.sync { daemon.client.mirror.adapters.count == 1 } }
+        let settled = DispatchSemaphore(value: 0)
+        let session = DiscoverySession(client: daemon.client) { _ in }
+        daemon.queue.sync { session.start() }
+        try eventually("discovering") { (try? mock.stats()["discovering"] as? Bool) == true }
+        daemon.queue.sync { session.stop { settled.signal() } }
+        #expect(settled.wait(timeout: .now() + 30) == .success)
+        #expect(try mock.stats()["discovering"] as? Bool == false)
+        #expect(try discoveryCalls(mock) == ["SetDiscoveryFilter", "StartDiscovery", "StopDiscovery"])
     }
 }
