@@ -1,5 +1,5 @@
 // swift-tools-version:6.0
-// strapd — layers as modules, dependencies pointing one way (docs/architecture.md, spec §2):
+// strapd — layers as modules, dependencies pointing one way (docs/architecture.md):
 // C system libraries + one C shim → pure protocol code → domain model → store / ingest →
 // I/O adapters → thin executables. The benchmark is a package of its own (Benchmarks/), which
 // depends on this one by path through the library products below.

@@ -1,6 +1,7 @@
 #pragma once
 /* Import Swift's Glibc first so libc declarations stay owned by SwiftGlibc and do not
-   vanish from files that import only Glibc (swift-linux-notes G1). */
+   vanish from files that import only Glibc
+   (docs/swift-on-linux.md#glibc-declarations-vanish-module-ownership). */
 #if __has_feature(modules)
 #pragma clang module import SwiftGlibc
 #endif

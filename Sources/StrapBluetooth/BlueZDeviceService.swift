@@ -127,7 +127,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         let end: @Sendable (DeviceError?) -> Void = { [weak self] error in
             guard done.claim() else { return }
             // Runs on the bus queue.
-            self?.registry.endScan(self?.connection.manager)
+            self?.registry.endScan { [weak self] id in
+                guard let self else { return }
+                registry.scanSettled(id)
+                connection.manager?.resumeDiscovery()
+            }
             finished(error)
         }
         queue.async { [self] in

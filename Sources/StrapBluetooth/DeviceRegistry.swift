@@ -20,6 +20,12 @@ final class DeviceRegistry {
     private var lastDisconnect: [SensorAddress: String] = [:]
     private var waiters = ConnectWaiters()
     private var scanSession: DiscoverySession?
+    /// Ended scans whose StopDiscovery may still be in flight, and the starts of scans begun
+    /// meanwhile: BlueZ keeps one discovery per D-Bus client, so such a stop arriving after a
+    /// new scan's StartDiscovery would end the new scan's discovery too.
+    private var scansStopping: Set<Int> = []
+    private var startsAfterStops: [() -> Void] = []
+    private var scanCount = 0
     /// UUID string → characteristic, parsed once per UUID rather than per notification.
     private var characteristics: [String: GATTCharacteristic?] = [:]
 
@@ -70,6 +76,8 @@ final class DeviceRegistry {
     func busLost() {
         for address in streaming { lastDisconnect[address] = "system D-Bus connection lost" }
         scanSession = nil
+        scansStopping = []
+        startsAfterStops = []
         answer(waiters.takeAll(), .unavailable("lost the system D-Bus connection"))
     }
 
@@ -185,16 +193,27 @@ final class DeviceRegistry {
             if seen.isNew(device) { found(device) }
         }
         scanSession = session
-        session.start()
+        if scansStopping.isEmpty { session.start() } else { startsAfterStops.append { session.start() } }
         return true
     }
 
-    func endScan(_ manager: SensorManager?) {
+    /// Ends the running scan; `settled` gets its number once its StopDiscovery is through
+    /// (which also ended the manager's rediscovery: one discovery per client).
+    func endScan(_ settled: @escaping @Sendable (Int) -> Void) {
         guard let session = scanSession else { return }
-        session.stop()
         scanSession = nil
-        // Our StopDiscovery also ended the manager's rediscovery (one session per client).
-        manager?.resumeDiscovery()
+        scanCount += 1
+        let id = scanCount
+        scansStopping.insert(id)
+        session.stop { settled(id) }
+    }
+
+    /// Scans begun while `id` was stopping start discovery once no ended scan is in flight.
+    func scanSettled(_ id: Int) {
+        guard scansStopping.remove(id) != nil, scansStopping.isEmpty else { return }
+        let starts = startsAfterStops
+        startsAfterStops = []
+        starts.forEach { $0() }
     }
 }
 

@@ -4,7 +4,8 @@ import StrapIngest
 import StrapOS
 
 /// The sensors strapd remembers (`devices.connect`), in `known-devices.json` in the state
-/// directory: reconnected at start and after every drop (spec §3.3).
+/// directory: reconnected at start and after every drop
+/// (docs/operations.md#known-devices-and-auto-reconnect).
 ///
 /// ```json
 /// {"version":1,"devices":[{"address":"C8:3F:26:12:34:56","name":"Polar H10","autoConnect":true}]}

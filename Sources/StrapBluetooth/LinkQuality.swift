@@ -4,7 +4,7 @@ import CShims
 import Glibc
 import StrapOS
 
-/// The RSSI of a connected sensor, or why there is none (spec §3.3 link quality).
+/// The RSSI of a connected sensor, or why there is none (docs/operations.md#link-quality-rssi).
 public enum RSSIReading: Sendable, Equatable {
     case dBm(Int)
     case unavailable(String)

@@ -2,8 +2,8 @@ import Dispatch
 import StrapIngest
 import StrapSystem
 
-/// Link quality (spec §3.3): the RSSI of every connected sensor, read through HCI off the
-/// bus queue.
+/// Link quality (docs/operations.md#link-quality-rssi): the RSSI of every connected sensor,
+/// read through HCI off the bus queue.
 ///
 /// Every `interval` (and when a link comes up) it reads the RSSI of the sensors `targets`
 /// names, on a queue of its own since HCI calls block. Skipped while nothing is connected and

@@ -129,7 +129,7 @@ public enum ConfigParser {
     }
 }
 
-/// Command-line flags that override the file (spec §7), applied after it.
+/// Command-line flags that override the file (docs/product.md §7), applied after it.
 public enum ConfigOverrides {
     /// Flag → key it sets.
     public static let flags: [String: String] = [

@@ -19,7 +19,7 @@ public struct Configuration: Sendable, Equatable {
         /// Group owning the socket we bind ourselves; nil leaves the daemon's own group.
         /// Ignored under socket activation, where the socket unit's SocketGroup= applies.
         public var socketGroup: String? = "strapd"
-        /// Per-client output bound (spec §6); high water is a quarter of it.
+        /// Per-client output bound (docs/protocol.md#slow-clients); high water is a quarter of it.
         public var clientBuffer = 4 * 1024 * 1024
         public var maxClients = 1024
     }
@@ -108,7 +108,7 @@ public enum PrincipalSpec: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// The sample types `read_types` may name (spec §3.4, plus workouts).
+/// The sample types `read_types` may name (docs/product.md §3.4, plus workouts).
 public let knownSampleTypes: [String] = [
     "heartRate", "heartbeatSeries", "energyExpended", "activeEnergy", "cyclingSpeed",
     "cyclingCadence", "cyclingDistance", "runningSpeed", "runningCadence", "strideLength",

@@ -1,8 +1,8 @@
 import StrapGATT
 import StrapWire
 
-/// The JSON `strapctl decode` prints for one packet: keys and units exactly as spec §3.2
-/// lists them, null where the packet does not carry a field.
+/// The JSON `strapctl decode` prints for one packet: keys and units exactly as docs/product.md
+/// §3.2 lists them, null where the packet does not carry a field.
 public enum PacketJSON {
     public static func render(_ characteristic: GATTCharacteristic, _ bytes: [UInt8]) throws(GATTDecodingError) -> JSONValue {
         switch characteristic {

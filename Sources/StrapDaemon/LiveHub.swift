@@ -8,7 +8,8 @@ public enum LiveEvent: Sendable {
     case sample(Sample)
     case change(SensorAddress, DeviceIngest.Change)
     case link(SensorAddress, up: Bool, reason: String?, Millis)
-    /// A link-quality reading (spec §3.3): the RSSI in dBm, or why there is none.
+    /// A link-quality reading (docs/operations.md#link-quality-rssi): the RSSI in dBm, or why there
+    /// is none.
     case linkQuality(SensorAddress, rssi: Int?, reason: String?)
 
     public var address: SensorAddress {

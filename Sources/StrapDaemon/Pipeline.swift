@@ -3,7 +3,7 @@ import StrapIngest
 import StrapModel
 import Synchronization
 
-/// decode → derive → (live fan-out, store) on Dispatch queues (spec §2).
+/// decode → derive → (live fan-out, store) on Dispatch queues (docs/architecture.md#the-pipeline).
 ///
 /// Sources call `submit` from their own queues. The hop onto the ingest queue is bounded by
 /// an atomic in-flight count, so a flood (or a stalled store) drops at the door with a count

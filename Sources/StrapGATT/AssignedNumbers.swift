@@ -1,4 +1,5 @@
-/// The 16-bit Bluetooth SIG assigned numbers strapd understands (spec §3.1).
+/// The 16-bit Bluetooth SIG assigned numbers strapd understands
+/// (docs/decoding.md#characteristics-at-a-glance).
 public enum GATTService: UInt16, Sendable, CaseIterable {
     case heartRate = 0x180D
     case cyclingSpeedAndCadence = 0x1816
@@ -30,7 +31,7 @@ public enum GATTCharacteristic: UInt16, Sendable, CaseIterable {
 
     public var uuidString: String { bluetoothBaseUUID(rawValue) }
 
-    /// The kebab-case name `strapctl decode` accepts (spec §3.2).
+    /// The kebab-case name `strapctl decode` accepts (docs/product.md §3.2).
     public var name: String {
         switch self {
         case .heartRateMeasurement: "heart-rate-measurement"

@@ -1,4 +1,5 @@
-/// Reconstructs beat times from RR intervals, which carry no timestamps (ble-notes §3.1 rule 5).
+/// Reconstructs beat times from RR intervals, which carry no timestamps
+/// (docs/decoding.md#rr-beat-timeline-beattimeline).
 ///
 /// The last RR of a packet ends at (about) the packet's receive time, so beats are placed by
 /// walking back from there. Beats never go backwards across packets. When the RR sum since

@@ -1,4 +1,5 @@
-/// Turns successive CSC Measurements into speed, cadence and distance (ble-notes §3.3).
+/// Turns successive CSC Measurements into speed, cadence and distance
+/// (docs/decoding.md#csc-speed-cadence-and-distance-cscderivation).
 ///
 /// Pure and clock-injected: every call takes the packet's receive time (seconds on any
 /// monotonic clock the caller chooses). Wheel and crank keep separate baselines because each

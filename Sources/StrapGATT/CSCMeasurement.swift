@@ -1,5 +1,5 @@
-/// CSC Measurement 0x2A5B (CSCS v1.0 §3.1, ble-notes §3.3). Raw counters only; speed,
-/// cadence and distance come from `CSCDerivation`, which needs two packets.
+/// CSC Measurement 0x2A5B (CSCS v1.0 §3.1, docs/decoding.md#csc-measurement-0x2a5b). Raw counters
+/// only; speed, cadence and distance come from `CSCDerivation`, which needs two packets.
 public struct CSCMeasurement: Equatable, Sendable {
     public struct WheelData: Equatable, Sendable {
         /// Cumulative wheel revolutions, uint32, wraps at 2³².

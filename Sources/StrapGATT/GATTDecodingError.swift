@@ -36,7 +36,8 @@ public struct StaticStringName: Equatable, Sendable, CustomStringConvertible, Ex
     public static func == (a: Self, b: Self) -> Bool { a.description == b.description }
 }
 
-/// Non-fatal oddities in an otherwise decodable packet (spec §3.2: keep what is whole, warn).
+/// Non-fatal oddities in an otherwise decodable packet (keep what is whole, warn:
+/// docs/decoding.md#policies-where-peers-disagree).
 public struct DecodeWarnings: OptionSet, Sendable, Hashable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }

@@ -1,4 +1,5 @@
-/// Sensor Contact Status, bits 1–2 of the Heart Rate Measurement flags (ble-notes §3.1 rule 2).
+/// Sensor Contact Status, bits 1–2 of the Heart Rate Measurement flags
+/// (docs/decoding.md#rule-2-sensor-contact).
 public enum SensorContact: UInt8, Sendable, CaseIterable {
     case notSupported
     case notDetected
@@ -33,7 +34,7 @@ public enum SensorContact: UInt8, Sendable, CaseIterable {
     }
 }
 
-/// Heart Rate Measurement 0x2A37 (HRS v1.0 §3.1, ble-notes §3.1).
+/// Heart Rate Measurement 0x2A37 (HRS v1.0 §3.1, docs/decoding.md#heart-rate-measurement-0x2a37).
 public struct HeartRateMeasurement: Equatable, Sendable {
     /// Beats per minute. 0 is a legal encoding that many straps use for "no reading"; it is
     /// kept, and `isNoReading` lets storage flag it rather than drop it (rule 6).

@@ -46,7 +46,8 @@ public struct SensorLocation: Equatable, Sendable {
 }
 
 /// Battery Level 0x2A19: uint8 percent; above 100 or a length other than 1 is invalid
-/// (ble-notes §3.2 — the Kotlin nRF Toolbox accepting 255 is the bug we test against).
+/// (docs/decoding.md#battery-level-0x2a19; the Kotlin nRF Toolbox accepting 255 is the bug we
+/// test against).
 public struct BatteryLevel: Equatable, Sendable {
     public var percent: UInt8
 

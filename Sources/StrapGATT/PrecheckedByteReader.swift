@@ -1,5 +1,6 @@
 /// Little-endian reads over a borrowed buffer. Every multi-octet GATT field is little-endian
-/// (ble-notes §3); reading by hand keeps decoders allocation-free and alignment-safe.
+/// (docs/decoding.md#decoding-rules-and-policies); reading by hand keeps decoders allocation-free
+/// and alignment-safe.
 ///
 /// Prechecked: the decoder checks the packet's length against what its flags announce
 /// *before* reading (and throws `truncated` itself), so the reads carry no bounds check of

@@ -1,4 +1,4 @@
-/// RSC Measurement 0x2A53 (RSCS v1.0, ble-notes §3.4).
+/// RSC Measurement 0x2A53 (RSCS v1.0, docs/decoding.md#rsc-measurement-0x2a53).
 public struct RSCMeasurement: Equatable, Sendable {
     /// Instantaneous speed in 1/256 m/s.
     public var speedRaw: UInt16

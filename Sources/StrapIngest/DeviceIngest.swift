@@ -2,7 +2,8 @@ import FoundationEssentials
 import StrapGATT
 import StrapModel
 
-/// Per-device decode → derive → samples (spec §2's middle stages, §3.4's sample types).
+/// Per-device decode → derive → samples (the middle stages of docs/architecture.md#the-pipeline;
+/// sample types: docs/product.md §3.4).
 ///
 /// Pure apart from value state: the caller passes each notification's receive times, and
 /// gets samples plus what changed about the device. One instance per device, owned by one

@@ -18,7 +18,7 @@ public struct DeviceInfo: Sendable, Equatable {
     public var model: String?
     public var serial: String?
     public var firmware: String?
-    /// Received signal strength in dBm, or why it is absent (spec §3.3 link quality).
+    /// Received signal strength in dBm, or why it is absent (docs/operations.md#link-quality-rssi).
     public var rssi: Int?
     public var rssiUnavailableReason: String?
     public var lastSeen: Millis?

@@ -3,7 +3,7 @@ import StrapGATT
 import StrapModel
 
 /// What every source (BlueZ links, the simulator, a replayed capture) hands the pipeline:
-/// the spec §2 "raw notification" plus the link changes around it.
+/// the "raw notification" of docs/architecture.md#the-pipeline plus the link changes around it.
 public enum SensorEvent: Sendable, Equatable {
     /// A notification, exactly as received (no decoding yet).
     case notification(SensorAddress, GATTCharacteristic, [UInt8], ReceiveTime)

@@ -14,7 +14,7 @@ public enum DeviceField: String, Sendable, Codable, Hashable {
     case id, name, model, manufacturer
 }
 
-/// A sample predicate (spec §4.2). Time ranges are half-open [from, to) in milliseconds;
+/// A sample predicate (docs/product.md §4.2). Time ranges are half-open [from, to) in milliseconds;
 /// nil bounds are open.
 public indirect enum SamplePredicate: Sendable, Hashable {
     case all

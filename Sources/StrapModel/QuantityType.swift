@@ -10,7 +10,7 @@ public enum AggregationStyle: String, Sendable, Codable {
     case none
 }
 
-/// The sample types strapd records (spec §3.4). The raw `code` is the on-disk identity,
+/// The sample types strapd records (docs/product.md §3.4). The raw `code` is the on-disk identity,
 /// so a case may be renamed but its code never reused.
 public enum QuantityType: String, Sendable, Codable, CaseIterable, Hashable {
     case heartRate, heartbeatSeries, energyExpended, activeEnergy

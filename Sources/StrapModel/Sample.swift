@@ -1,7 +1,8 @@
 import FoundationEssentials
 import StrapWire
 
-/// One stored measurement (spec §3.4, JSON shape §6). `start`/`end` are milliseconds.
+/// One stored measurement (docs/product.md §3.4, JSON shape docs/protocol.md#shapes). `start`/`end`
+/// are milliseconds.
 public struct Sample: Sendable, Hashable {
     public var uuid: UUID
     /// Assigned by the store when committed; 0 before.
@@ -163,7 +164,7 @@ public enum StoredObject: Sendable, Hashable, Codable {
     }
 }
 
-/// `samples.anchored`'s answer (spec §4.1/§6).
+/// `samples.anchored`'s answer (docs/protocol.md#samplesanchored).
 public struct AnchoredResult: Codable, Sendable {
     public var added: [StoredObject]
     public var deleted: [DeletedObject]

@@ -98,7 +98,7 @@ public struct Statistics: Sendable, Codable, Hashable {
     }
 }
 
-/// A calendar-aware statistics interval (spec §4.2).
+/// A calendar-aware statistics interval (docs/protocol.md#statisticscollection).
 public struct StatisticsInterval: Sendable, Codable, Hashable {
     public enum Unit: String, Sendable, Codable { case minutes, hours, days, weeks, months }
     public var unit: Unit
@@ -160,7 +160,7 @@ extension Statistics {
         case type, unit, start, end, count, average, minimum, maximum, mostRecent, mostRecentTime, sum, bySource
     }
 
-    /// Times as RFC 3339 with milliseconds (spec §6); empty values as null.
+    /// Times as RFC 3339 with milliseconds (docs/protocol.md#times); empty values as null.
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(type, forKey: .type)

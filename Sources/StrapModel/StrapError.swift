@@ -1,6 +1,7 @@
 import FoundationEssentials
 
-/// Errors of the domain and the store, each mapping to a protocol error code (spec §6).
+/// Errors of the domain and the store, each mapping to a protocol error code
+/// (docs/protocol.md#error-codes).
 public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The reader's anchor predates retention; `oldestValid` is the oldest anchor to pass.
     case anchorExpired(oldestValid: UInt64)

@@ -29,8 +29,8 @@ extension KeyedDecodingContainer {
     }
 }
 
-/// RFC 3339 UTC with milliseconds (spec §6) for the model's Codable conformances; one
-/// implementation, StrapWire's, behind it.
+/// RFC 3339 UTC with milliseconds (docs/protocol.md#times) for the model's Codable conformances;
+/// one implementation, StrapWire's, behind it.
 public enum RFC3339 {
     public static func string(_ ms: Millis) -> String { RFC3339Timestamp.format(millisecondsSinceEpoch: ms) }
     public static func parse(_ s: String) -> Millis? { try? RFC3339Timestamp.parse(s) }

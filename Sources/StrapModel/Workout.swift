@@ -1,7 +1,7 @@
 import FoundationEssentials
 
-/// A workout as a stored object (spec §5), produced by the workout engine when a session ends
-/// (docs/workouts.md lists the summary and info keys). The store keeps it verbatim (JSON) and
+/// A workout as a stored object (docs/product.md §5), produced by the workout engine when a session
+/// ends (docs/workouts.md lists the summary and info keys). The store keeps it verbatim (JSON) and
 /// serves it to anchored readers and the `workout` predicate. Fields added later decode as
 /// absent/empty from older records.
 public struct Workout: Codable, Sendable, Hashable {
@@ -118,7 +118,7 @@ public struct Workout: Codable, Sendable, Hashable {
         info = try c.decodeIfPresent([String: String].self, forKey: .info) ?? [:]
     }
 
-    /// Times as RFC 3339 with milliseconds, like samples (spec §6).
+    /// Times as RFC 3339 with milliseconds, like samples (docs/protocol.md#times).
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(uuid, forKey: .uuid)

@@ -54,7 +54,8 @@ public struct SimulatedIdentity: Sendable, Equatable {
     }
 }
 
-/// Occasional dropouts: a link that goes away for a while, then comes back (ble-notes §2.1).
+/// Occasional dropouts: a link that goes away for a while, then comes back
+/// (docs/bluetooth-field-notes.md#dropouts-and-reconnection).
 public struct DropoutSchedule: Sendable, Equatable {
     /// Mean seconds between dropouts (exponential); 0 disables them.
     public var meanInterval: Double

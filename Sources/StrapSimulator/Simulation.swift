@@ -1,7 +1,7 @@
 import StrapGATT
 
-/// The set of simulated devices `strapd --simulate[=N]` runs (spec §3.5): by default one heart
-/// rate strap and one speed/cadence sensor; with N, kinds cycle HR, CSC, RSC, HR, ...
+/// The set of simulated devices `strapd --simulate[=N]` runs (docs/product.md §3.5): by default one
+/// heart rate strap and one speed/cadence sensor; with N, kinds cycle HR, CSC, RSC, HR, ...
 public struct Simulation: Sendable {
     public internal(set) var devices: [any SimulatedDevice]
 

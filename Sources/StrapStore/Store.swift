@@ -5,7 +5,7 @@ import Synchronization
 import StrapModel
 import StrapOS
 
-/// The append-only sample store (spec §4). One writer (a serial queue owns the open
+/// The append-only sample store (docs/product.md §4). One writer (a serial queue owns the open
 /// segment), any number of concurrent readers over immutable sealed segments and the
 /// durable prefix of the open one.
 public final class Store: Sendable {

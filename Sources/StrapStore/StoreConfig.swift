@@ -1,8 +1,8 @@
 import StrapModel
 import StrapOS
 
-/// When appended records are fsynced (spec §4.1). What was fsynced survives power loss;
-/// what was written survives a crash of the daemon.
+/// When appended records are fsynced (docs/storage.md#durability-promise). What was fsynced
+/// survives power loss; what was written survives a crash of the daemon.
 public enum SyncPolicy: Sendable, Equatable {
     /// Every append returns only after its records are on disk (concurrent appenders share
     /// one fdatasync: group commit).

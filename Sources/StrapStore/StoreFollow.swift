@@ -1,7 +1,7 @@
 import StrapModel
 
 extension Store {
-    /// Follow mode (spec §4.1): catches up from `anchor` in pages of `limit`, then keeps
+    /// Follow mode (docs/product.md §4.1): catches up from `anchor` in pages of `limit`, then keeps
     /// yielding new durable items as they commit. Each page continues exactly where the
     /// previous ended, so the switch from catch-up to live has no gap and no duplicate.
     /// Empty pages are not yielded. Ends when the consumer stops iterating or the store closes.

@@ -39,7 +39,7 @@ extension Store {
 
     // MARK: public queries
 
-    /// Samples matching `predicate`, sorted, at most `limit` (spec §4.2).
+    /// Samples matching `predicate`, sorted, at most `limit` (docs/product.md §4.2).
     public func samples(matching predicate: SamplePredicate = .all,
                         sort: SampleSort = SampleSort(.start), limit: Int? = nil) throws(StrapError) -> [Sample] {
         let p = try resolve(predicate)
@@ -64,8 +64,8 @@ extension Store {
         return out
     }
 
-    /// HealthKit's anchored object query (spec §4.1): items with anchor > `anchor`, in anchor
-    /// order, at most `limit`, and the anchor to continue from. Only durable items are seen.
+    /// HealthKit's anchored object query (docs/product.md §4.1): items with anchor > `anchor`, in
+    /// anchor order, at most `limit`, and the anchor to continue from. Only durable items are seen.
     public func anchored(types: Set<ObjectType>? = nil, predicate: SamplePredicate? = nil,
                          anchor: UInt64 = 0, limit: Int? = nil) throws(StrapError) -> AnchoredResult {
         let p = try predicate.map { (q) throws(StrapError) in try resolve(q) }

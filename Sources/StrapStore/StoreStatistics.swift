@@ -2,7 +2,7 @@ import FoundationEssentials
 import StrapModel
 
 extension Store {
-    /// Statistics over samples of `type` starting in [from, to) (spec §4.2).
+    /// Statistics over samples of `type` starting in [from, to) (docs/product.md §4.2).
     public func statistics(type: QuantityType, predicate: SamplePredicate = .all, options: StatisticsOptions,
                            from: Millis, to: Millis) throws(StrapError) -> Statistics {
         try options.validate(for: type)
@@ -10,9 +10,9 @@ extension Store {
         return try collect(type: type, predicate: predicate, options: options, boundaries: [from, to])[0]
     }
 
-    /// Statistics per calendar interval (spec §4.2): intervals are counted from `anchorDate`
-    /// in `timeZone`; every interval overlapping [from, to) is returned, empty ones with nil
-    /// values. A sample belongs to the interval containing its start.
+    /// Statistics per calendar interval (docs/protocol.md#statisticscollection): intervals are
+    /// counted from `anchorDate` in `timeZone`; every interval overlapping [from, to) is returned,
+    /// empty ones with nil values. A sample belongs to the interval containing its start.
     public func statisticsCollection(type: QuantityType, predicate: SamplePredicate = .all,
                                      options: StatisticsOptions, anchorDate: Millis, interval: StatisticsInterval,
                                      from: Millis, to: Millis, timeZone: TimeZone = .current) throws(StrapError) -> [Statistics] {

@@ -38,7 +38,7 @@ public enum LogSink: Sendable, Equatable {
     /// journald through `sd_journal_sendv`, with structured fields.
     case journal
     /// A human-readable line on stderr (through the C shim: Swift 6 may not touch the
-    /// `stderr` global, G5).
+    /// `stderr` global: docs/swift-on-linux.md#stdout-and-stderr-are-off-limits-under-swift-6).
     case stderr
 
     /// journald when stderr is already connected to it (systemd sets JOURNAL_STREAM to

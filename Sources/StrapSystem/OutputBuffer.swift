@@ -53,11 +53,11 @@ struct OutputBuffer {
     }
 }
 
-/// Per-client output bounds (spec §6: a stalled client never makes the daemon grow
-/// without bound). At `highWater` the server stops reading that client's requests and
-/// tells the handler (which drops or pauses its streams); once the buffer has drained
-/// to `lowWater` it resumes and tells the handler again. `hardLimit` is absolute: a
-/// write that would exceed it is refused and nothing is queued.
+/// Per-client output bounds (docs/protocol.md#slow-clients: a stalled client never makes the daemon
+/// grow without bound). At `highWater` the server stops reading that client's requests and tells
+/// the handler (which drops or pauses its streams); once the buffer has drained to `lowWater` it
+/// resumes and tells the handler again. `hardLimit` is absolute: a write that would exceed it is
+/// refused and nothing is queued.
 public struct OutputLimits: Sendable, Equatable {
     public var highWater: Int
     public var lowWater: Int

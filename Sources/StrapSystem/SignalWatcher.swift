@@ -12,7 +12,8 @@ import StrapOS
 /// which need not be the thread reading the signalfd (seen here: a SIGUSR2 sent right
 /// after `resume()` never arrived). Here the handler (C shim, async-signal-safe) is in
 /// place when `init` returns and writes the signal number into a pipe that a read source
-/// drains on `queue`. The handler is `@Sendable` and never runs on the main actor (G6).
+/// drains on `queue`. The handler is `@Sendable` and never runs on the main actor
+/// (docs/swift-on-linux.md#dispatchsource-handlers-in-mainswift-trap, #signals-need-a-self-pipe).
 /// One watcher per signal per process: a later watcher takes the signal over.
 public final class SignalWatcher: @unchecked Sendable {
     private let source: DispatchSourceRead

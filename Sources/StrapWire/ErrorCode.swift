@@ -1,4 +1,5 @@
-/// The error codes of the socket protocol (spec §6). The raw value is the wire string.
+/// The error codes of the socket protocol (docs/protocol.md#error-codes). The raw value is the wire
+/// string.
 public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case badRequest
     case unknownOp

@@ -39,9 +39,9 @@ public enum ReadGrant: Sendable, Equatable {
     }
 }
 
-/// The three independent permissions of spec §6: `read` (queries, subscriptions),
-/// `record` (workout control), `admin` (devices, deletion, profile). None implies another;
-/// configuration lists a principal under each grant it needs.
+/// The three independent permissions (docs/protocol.md#access-control): `read` (queries,
+/// subscriptions), `record` (workout control), `admin` (devices, deletion, profile). None implies
+/// another; configuration lists a principal under each grant it needs.
 public struct Grants: Sendable, Equatable {
     public var read: ReadGrant
     public var record: Bool

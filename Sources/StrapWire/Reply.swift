@@ -1,7 +1,7 @@
-/// Encoders for the three server-to-client line shapes of spec §6. Each returns one
-/// complete NDJSON line including the trailing newline, with the fields in the order the
-/// spec shows them. Strings inside are escaped by `JSONWriter`, so no value can contain a
-/// raw newline and break framing.
+/// Encoders for the three server-to-client line shapes (docs/protocol.md#replies, #streams). Each
+/// returns one complete NDJSON line including the trailing newline, with the fields in the order
+/// docs/protocol.md shows them. Strings inside are escaped by `JSONWriter`, so no value can contain
+/// a raw newline and break framing.
 public enum Reply {
     /// `{"id":..,"ok":true,"result":{..}}`
     public static func success(id: RequestID, result: JSONObject = JSONObject()) -> [UInt8] {

@@ -19,7 +19,7 @@ public enum RequestID: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// One request line: `{"id": <int|string>, "op": "<name>", ...params}` (spec §6).
+/// One request line: `{"id": <int|string>, "op": "<name>", ...params}` (docs/protocol.md#requests).
 /// `params` is the object without `id` and `op`; each op validates its own.
 public struct Request: Sendable, Equatable {
     public var id: RequestID

@@ -10,7 +10,8 @@ import StrapDBus
 public enum TestTools {
     public static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Fixtures/mockbluez")
-    /// Debian's interpreter: the python3 first on PATH may lack python3-dbus (swift-linux-notes §5).
+    /// Debian's interpreter: the python3 first on PATH may lack python3-dbus
+    /// (docs/swift-on-linux.md#private-buses-and-a-mock-bluez).
     public static let python = "/usr/bin/python3"
     public static let dbusDaemon = ["/usr/bin/dbus-daemon", "/bin/dbus-daemon"].first { FileManager.default.isExecutableFile(atPath: $0) }
 

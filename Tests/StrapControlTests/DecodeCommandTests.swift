@@ -1,7 +1,7 @@
 import Testing
 @testable import StrapControl
 
-/// `strapctl decode` exactly as spec §3.2: outputs, keys, exit codes.
+/// `strapctl decode` exactly as docs/product.md §3.2: outputs, keys, exit codes.
 @Suite struct DecodeCommandTests {
     func run(_ args: String...) -> CommandOutput { Strapctl.run(["decode"] + args) }
 

@@ -1,7 +1,8 @@
 import Testing
 @testable import StrapGATT
 
-/// CSC Measurement decoding and ble-notes §3.3 derivation rules.
+/// CSC Measurement decoding and the derivation rules of
+/// docs/decoding.md#csc-speed-cadence-and-distance-cscderivation.
 @Suite struct CSCTests {
     typealias Wheel = CSCMeasurement.WheelData
     typealias Crank = CSCMeasurement.CrankData

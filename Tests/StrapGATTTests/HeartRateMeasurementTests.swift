@@ -1,7 +1,7 @@
 import Testing
 @testable import StrapGATT
 
-/// ble-notes §3.1, one case per rule.
+/// docs/decoding.md#heart-rate-measurement-0x2a37, one case per rule.
 @Suite struct HeartRateMeasurementTests {
     struct Case: Sendable, CustomTestStringConvertible {
         var label: String

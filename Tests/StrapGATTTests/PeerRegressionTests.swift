@@ -1,8 +1,8 @@
 import Testing
 @testable import StrapGATT
 
-/// One test per peer parser bug in ble-notes §2.9, named after the bug: each feeds the input
-/// that exposes it and checks we read what the spec says.
+/// One test per peer parser bug in docs/decoding.md#peer-parser-bugs-the-regression-tests, named
+/// after the bug: each feeds the input that exposes it and checks we read what the spec says.
 @Suite struct PeerRegressionTests {
     @Test func pycyclingContactMask0x06ReadsNotDetectedAsContact() throws {
         #expect(try HeartRateMeasurement.decode([0x04, 70]).contact == .notDetected)

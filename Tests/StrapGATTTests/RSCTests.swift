@@ -1,7 +1,7 @@
 import Testing
 @testable import StrapGATT
 
-/// RSC Measurement and Feature (ble-notes §3.4).
+/// RSC Measurement and Feature (docs/decoding.md#rsc-measurement-0x2a53, #rsc-feature-0x2a54).
 @Suite struct RSCTests {
     @Test func minimumPacket() throws {
         let m = try RSCMeasurement.decode([0x00, 0x00, 0x03, 0xB4])

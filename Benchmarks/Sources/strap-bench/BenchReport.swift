@@ -1,6 +1,6 @@
 import Foundation
 
-/// One measured figure, in the shape spec §8 fixes for `bench-results.json`.
+/// One measured figure, in the shape docs/product.md §8 fixes for `bench-results.json`.
 struct BenchFigure: Codable, Sendable {
     var section: String
     var name: String

@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 import StrapModel
 
-/// The benchmark's peer (spec §8): SQLite in WAL mode, synchronous=NORMAL, 1000-row
+/// The benchmark's peer (docs/product.md §8): SQLite in WAL mode, synchronous=NORMAL, 1000-row
 /// transactions, the anchor as INTEGER PRIMARY KEY (its index) and an index on (type, start).
 /// Devices are normalised into their own table, as strapd's streams are, and the UUID is not
 /// stored (strapd derives it from the anchor; so does the peer).

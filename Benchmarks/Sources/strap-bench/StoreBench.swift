@@ -3,7 +3,8 @@ import Glibc
 import StrapModel
 import StrapStore
 
-/// `strap-bench store` (spec §8, issue 3): strapd's store against SQLite on the same samples.
+/// `strap-bench store` (docs/product.md §8, issue 3): strapd's store against SQLite on the same
+/// samples.
 enum StoreBench: BenchSection {
     static let name = "store"
     static let summary = "append, anchored catch-up, hourly statistics over a year, bytes/sample, open time vs SQLite"

@@ -2,10 +2,10 @@
 /* StrapBluetooth's C companion, the only target that uses it. */
 #include <stdint.h>
 
-/* HCI connection lookup for the RSSI sampler (spec §3.3 link quality). HCIGETCONNINFO is
-   an ioctl macro over a struct with a flexible array member, which Swift cannot import.
-   Only the kernel ABI is used here, no libbluetooth symbol, so every product that links
-   CShims still links without -lbluetooth. */
+/* HCI connection lookup for the RSSI sampler (docs/operations.md#link-quality-rssi).
+   HCIGETCONNINFO is an ioctl macro over a struct with a flexible array member, which Swift
+   cannot import. Only the kernel ABI is used here, no libbluetooth symbol: CHCI itself needs
+   no -lbluetooth (StrapBluetooth, its one user, links libbluetooth through CBluetooth). */
 
 /* LE and BR/EDR link types of struct hci_conn_info_req (LE_LINK, ACL_LINK). */
 #define CHCI_LE_LINK 0x80

@@ -3,9 +3,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* POSIX/Linux calls Swift cannot see without _GNU_SOURCE (swift-linux-notes G2) or
-   that are macros. Every function returns the raw result and leaves errno as the call
-   set it; the Swift syscall layer turns that into a typed Errno and retries EINTR. */
+/* POSIX/Linux calls Swift cannot see without _GNU_SOURCE
+   (docs/swift-on-linux.md#gnu-only-declarations-are-invisible) or that are macros. Every
+   function returns the raw result and leaves errno as the call set it; the Swift syscall
+   layer turns that into a typed Errno and retries EINTR. */
 
 /* accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK). */
 int cshims_accept4_cloexec_nonblock(int fd);

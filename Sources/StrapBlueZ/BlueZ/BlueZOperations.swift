@@ -17,20 +17,46 @@ extension BlueZClient {
 
     // MARK: Discovery
 
-    /// LE discovery filtered on the HR, CSC and RSC services; results arrive as mirror
+    /// Limits this client's discovery to LE advertisers of the HR, CSC and RSC services; send
+    /// before `startDiscovery` (a `DiscoveryMachine` orders the two). Results arrive as mirror
     /// changes (`discoveredSensors`).
-    public func startDiscovery(adapter: ObjectPath, uuids: [String] = SensorService.discoveryUUIDs, _ done: @escaping Completion) {
+    public func setDiscoveryFilter(adapter: ObjectPath, uuids: [String] = SensorService.discoveryUUIDs, _ done: @escaping Completion) {
         // DuplicateData stays at BlueZ's default (true) so RSSI keeps updating while scanning.
         let filter = DBusValue.vardict([("UUIDs", .strings(uuids)), ("Transport", .string("le"))])
-        bluez(adapter, BlueZInterface.adapter, "SetDiscoveryFilter", [filter]) { [weak self] result in
-            if case .failure(let e) = result { return done(.failure(e)) }
-            guard let self else { return done(.failure(.closed)) }
-            self.bluez(adapter, BlueZInterface.adapter, "StartDiscovery", [], self.void(done))
-        }
+        bluez(adapter, BlueZInterface.adapter, "SetDiscoveryFilter", [filter], void(done))
+    }
+
+    public func startDiscovery(adapter: ObjectPath, _ done: @escaping Completion) {
+        bluez(adapter, BlueZInterface.adapter, "StartDiscovery", [], void(done))
     }
 
     public func stopDiscovery(adapter: ObjectPath, _ done: @escaping Completion) {
         bluez(adapter, BlueZInterface.adapter, "StopDiscovery", [], void(done))
+    }
+
+    /// Sends a `DiscoveryMachine` command; `finished` gets the input its reply makes and the
+    /// error, if any. InProgress from StartDiscovery is no error: this client's discovery runs.
+    public func send(_ command: DiscoveryMachine.Command, adapter: ObjectPath, epoch: UInt64,
+                     _ finished: @escaping @Sendable (DiscoveryMachine.Input, BusError?) -> Void) {
+        switch command {
+        case .setDiscoveryFilter:
+            setDiscoveryFilter(adapter: adapter) { result in
+                let error = Self.failure(result)
+                finished(.filterFinished(ok: error == nil, epoch: epoch), error)
+            }
+        case .startDiscovery:
+            startDiscovery(adapter: adapter) { result in
+                let error = Self.failure(result).flatMap { $0.errorName == BlueZErrorName.inProgress.rawValue ? nil : $0 }
+                finished(.startFinished(ok: error == nil, epoch: epoch), error)
+            }
+        case .stopDiscovery:
+            stopDiscovery(adapter: adapter) { result in finished(.stopFinished(epoch: epoch), Self.failure(result)) }
+        }
+    }
+
+    private static func failure(_ result: Result<Void, BusError>) -> BusError? {
+        if case .failure(let e) = result { return e }
+        return nil
     }
 
     /// Devices in the mirror that advertise (or have cached) one of the sensor services.

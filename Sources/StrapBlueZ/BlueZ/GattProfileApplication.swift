@@ -3,7 +3,7 @@ import StrapDBus
 
 /// An ObjectManager-rooted application holding one GattProfile1 whose UUIDs ask BlueZ to
 /// auto-connect known sensors (the only way to get background reconnects for a profile
-/// BlueZ has no plugin for, ble-notes §1.1).
+/// BlueZ has no plugin for: docs/bluetooth-field-notes.md#auto-connect-through-gattprofile1).
 public final class GattProfileApplication: @unchecked Sendable {
     public let root: ObjectPath
     public let profile: ObjectPath

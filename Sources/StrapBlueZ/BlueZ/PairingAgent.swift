@@ -2,7 +2,7 @@ import Dispatch
 import StrapDBus
 
 /// An org.bluez.Agent1 for the opt-in pairing flow. HR/CSC/RSC work unbonded, so strapd
-/// registers it only when asked to pair (ble-notes §2.4).
+/// registers it only when asked to pair (docs/bluetooth-field-notes.md#pairing-and-bonding).
 public final class PairingAgent: @unchecked Sendable {
     public enum Policy: Sendable {
         /// Accept Just Works confirmations and authorizations; refuse PIN/passkey entry.

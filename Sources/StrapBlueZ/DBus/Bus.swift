@@ -3,9 +3,9 @@ import Dispatch
 import Glibc
 import StrapDBus
 
-/// One sd-bus connection driven by Dispatch on one serial queue (swift-linux-notes §4).
-/// sd-bus is not thread-safe: every method must be called on `queue`, and every callback
-/// runs there.
+/// One sd-bus connection driven by Dispatch on one serial queue
+/// (docs/swift-on-linux.md#driving-sd-bus-from-dispatch). sd-bus is not thread-safe: every method
+/// must be called on `queue`, and every callback runs there.
 public final class Bus: @unchecked Sendable {
     public let queue: DispatchQueue
     private var raw: OpaquePointer?

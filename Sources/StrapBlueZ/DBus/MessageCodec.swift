@@ -3,7 +3,7 @@ import Glibc
 import StrapDBus
 
 /// Encodes `DBusValue`s into and decodes them out of sd-bus messages with the
-/// non-variadic primitives (swift-linux-notes §4 option 1).
+/// non-variadic primitives (docs/swift-on-linux.md#non-variadic-primitives).
 enum MessageCodec {
     static func append(_ values: [DBusValue], to message: OpaquePointer) throws(BusError) {
         for value in values { try append(value, to: message) }

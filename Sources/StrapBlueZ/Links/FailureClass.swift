@@ -1,7 +1,7 @@
 import StrapDBus
 
 /// How a failed BlueZ operation should be retried, after bleak-retry-connector's catalogue
-/// (ble-notes §1.2, §2.1).
+/// (docs/bluetooth-field-notes.md#transient-bluez-errors).
 public enum FailureClass: Sendable, Equatable {
     /// le-connection-abort-by-local, br-connection-canceled, InProgress: retry almost at once.
     case transient

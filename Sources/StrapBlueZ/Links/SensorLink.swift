@@ -3,7 +3,8 @@ import StrapDBus
 import StrapGATT
 
 public enum NotifyMode: String, Sendable {
-    /// StartNotify + PropertiesChanged(Value): the default (bleak went back to it, ble-notes §1.2).
+    /// StartNotify + PropertiesChanged(Value): the default
+    /// (docs/bluetooth-field-notes.md#notification-delivery).
     case startNotify
     /// AcquireNotify: one fd per characteristic, for high-rate streams.
     case acquireNotify

@@ -10,7 +10,7 @@ public final class SensorManager: @unchecked Sendable {
     public private(set) var links: [String: SensorLink] = [:]
     private let sink: any SensorSink
     private var wantsDiscovery: Set<String> = []
-    private var discovering: Set<ObjectPath> = []
+    private var discovery: [ObjectPath: DiscoveryMachine] = [:]
     private var registered: Set<ObjectPath> = []
     private var discoveryRetry: DispatchSourceTimer?
     private var discoveryBackoff = Backoff(policy: BackoffPolicy(base: 0.5, cap: 10))
@@ -116,22 +116,24 @@ public final class SensorManager: @unchecked Sendable {
     private func handle(_ event: BlueZEvent) {
         switch event {
         case .availability(let up):
-            discovering = []
+            for path in Array(discovery.keys) { drive(path, .lost) }
             registered = []
             if up { client.mirror.adapters.forEach(adapterAppeared) }
         case .interfacesAdded(let path, let names) where names.contains(BlueZInterface.adapter):
             if let adapter = client.mirror.adapter(path) { adapterAppeared(adapter) }
         case .interfacesRemoved(let path, let names) where names.contains(BlueZInterface.adapter):
             BusLog.notice("adapter \(path) removed")
-            discovering.remove(path)
+            drive(path, .lost)
             registered.remove(path)
         case .propertiesChanged(let path, BlueZInterface.adapter, let changed):
             if let powered = changed["Powered"]?.bool {
                 BusLog.notice("adapter \(path) powered \(powered ? "on" : "off")")
-                if !powered { discovering.remove(path) }
+                if !powered { drive(path, .lost) }
                 if powered { updateDiscovery() }
             }
-            if changed["Discovering"]?.bool == false { discovering.remove(path) }
+            // Ended behind our back (a scan's StopDiscovery ends ours too); ignored while our
+            // own calls are in flight, whose replies say where discovery is.
+            if changed["Discovering"]?.bool == false, discovery[path]?.phase == .running { drive(path, .lost) }
         default:
             break
         }
@@ -161,36 +163,38 @@ public final class SensorManager: @unchecked Sendable {
 
     private func updateDiscovery() {
         guard client.available else { return }
-        let powered = client.mirror.adapters.filter(\.powered)
         if wantsDiscovery.isEmpty {
-            for path in discovering {
-                client.stopDiscovery(adapter: path) { _ in }
-            }
-            discovering = []
+            for path in Array(discovery.keys) { drive(path, .want(false)) }
             return
         }
-        for adapter in powered where !discovering.contains(adapter.path) {
-            discovering.insert(adapter.path)
-            BusLog.info("discovering on \(adapter.path) for \(wantsDiscovery.sorted())")
-            client.startDiscovery(adapter: adapter.path) { [weak self] result in
-                guard let self else { return }
-                switch result {
-                case .success: self.discoveryBackoff.reset()
-                case .failure(let e) where e.errorName == BlueZErrorName.inProgress.rawValue: break
-                case .failure(let e):
-                    self.discovering.remove(adapter.path)
-                    self.retryDiscovery("StartDiscovery on \(adapter.path) failed: \(e)")
-                }
+        for adapter in client.mirror.adapters where adapter.powered { drive(adapter.path, .want(true)) }
+    }
+
+    /// Feeds one adapter's `DiscoveryMachine` and sends what it asks for (see there why a
+    /// change of mind waits for the reply of a call in flight).
+    private func drive(_ path: ObjectPath, _ input: DiscoveryMachine.Input) {
+        var machine = discovery[path] ?? DiscoveryMachine()
+        let command = machine.handle(input)
+        discovery[path] = machine
+        guard let command else { return }
+        if command == .setDiscoveryFilter { BusLog.info("discovering on \(path) for \(wantsDiscovery.sorted())") }
+        client.send(command, adapter: path, epoch: machine.epoch) { [weak self] input, error in
+            guard let self else { return }
+            self.drive(path, input)
+            switch (input, error) {
+            case (.stopFinished, _): break
+            case (_, nil): if case .startFinished = input { self.discoveryBackoff.reset() }
+            case (_, let e?): self.retryDiscovery("\(command) on \(path) failed: \(e)")
             }
         }
     }
 
     /// BlueZ keeps one discovery session per D-Bus client, so a `DiscoverySession` that
     /// stops also ends the discovery this manager runs for missing sensors: call this after
-    /// one stops to start it again where still wanted.
+    /// its stop is through to start it again where still wanted.
     public func resumeDiscovery() {
         dispatchPrecondition(condition: .onQueue(queue))
-        discovering = []
+        for path in Array(discovery.keys) { drive(path, .lost) }
         updateDiscovery()
     }
 

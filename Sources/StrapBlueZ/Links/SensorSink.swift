@@ -1,6 +1,7 @@
 import Glibc
 
-/// One notification as received, before any decoding (spec §2: raw notification).
+/// One notification as received, before any decoding (the raw notification of
+/// docs/architecture.md#the-pipeline).
 public struct RawNotification: Sendable, Equatable {
     /// Bluetooth address of the sensor, upper case with colons.
     public let device: String

@@ -1,7 +1,7 @@
 import StrapModel
 import StrapWire
 
-/// The grant an operation needs (spec §6 access control).
+/// The grant an operation needs (docs/protocol.md#access-control).
 enum Permission: String, CustomStringConvertible {
     /// Anyone who can connect (the socket is 0660, group strapd): `status`, `cancel`.
     case none

@@ -5,7 +5,7 @@ import StrapSystem
 import StrapWire
 import Synchronization
 
-/// The socket protocol (spec §6, docs/protocol.md) over a `DaemonContext`: parses each line,
+/// The socket protocol (docs/protocol.md) over a `DaemonContext`: parses each line,
 /// authorises it against the connection's grants, dispatches to the operation's handler and
 /// writes replies and stream events.
 ///

@@ -2,7 +2,7 @@ import StrapIngest
 import StrapModel
 import StrapWire
 
-/// Mapping of domain failures onto protocol error codes (spec §6, docs/protocol.md).
+/// Mapping of domain failures onto protocol error codes (docs/protocol.md#error-codes).
 extension WireError {
     init(_ error: StrapError) {
         switch error {

@@ -5,7 +5,7 @@ import StrapWire
 
 /// Hand-written JSON for the hot paths (anchored pages, follow and live): one pass into a
 /// byte buffer, no intermediate `JSONValue` tree, no Foundation encoder. The shape is the
-/// one `Sample`'s Codable conformance defines (spec §6).
+/// one `Sample`'s Codable conformance defines (docs/protocol.md#shapes).
 enum SampleEncoder {
     /// `durable` is false for live samples: not stored yet, they have neither an anchor nor
     /// their UUID (which the store derives from the anchor).

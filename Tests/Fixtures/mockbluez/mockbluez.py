@@ -84,6 +84,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         bluez5.AddAdapter(self.main, self.adapter_name, 'strapd-mock')
         adapter = mockobject.objects[self.adapter_path()]
         adapter.AddMethod(ADAPTER, 'StartDiscovery', '', '', lambda a: self.start_discovery(a))
+        adapter.AddMethod(ADAPTER, 'StopDiscovery', '', '', lambda a: self.stop_discovery(a))
         adapter.AddMethod(ADAPTER, 'SetDiscoveryFilter', 'a{sv}', '', lambda a, f: self.set_filter(a, f))
         adapter.AddMethod(ADAPTER, 'RemoveDevice', 'o', '', lambda a, p: self.remove_device(p))
         adapter.AddMethods(GATT_MANAGER, [
@@ -94,18 +95,25 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         self.adapter_present = True
 
     def set_filter(self, adapter, flt):
+        self.events.append(('SetDiscoveryFilter',))
         self.discovery_filter = {str(k): (list(map(str, v)) if isinstance(v, dbus.Array) else str(v)) for k, v in flt.items()}
         adapter.props[ADAPTER]['DiscoveryFilter'] = flt
 
     def start_discovery(self, adapter):
         if not self.powered:
             raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
+        self.events.append(('StartDiscovery',))
         already = bool(adapter.props[ADAPTER]['Discovering'])
         bluez5.StartDiscovery(adapter)
         # Sensors in range show up a little later, as advertisements would, and keep
         # showing up while discovery runs.
         if not already:
             GLib.timeout_add(150, self.advertise, adapter)
+
+    def stop_discovery(self, adapter):
+        # The order of discovery calls is what tests check (a stop must come after the start).
+        self.events.append(('StopDiscovery',))
+        bluez5.StopDiscovery(adapter)
 
     def advertise(self, adapter):
         if not self.adapter_present or not self.powered or mockobject.objects.get(self.adapter_path()) is not adapter:
@@ -233,7 +241,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             self.pair_results.append((sensor.address, 'refused-by-device'))
             raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
         if self.agent is None:
-            # BlueZ >= 5.72 without an agent (ble-notes §2.4).
+            # BlueZ >= 5.72 without an agent (docs/bluetooth-field-notes.md#pairing-and-bonding).
             raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
         sender, agent_path, _capability = self.agent
         try:

@@ -4,10 +4,11 @@ received lines, one per notification, in anchor order.
 
   store_to_received.py anchored.json [--device ADDRESS] > received.jsonl
 
-Contract this relies on (spec §6 sample shape; to be confirmed when strapd lands): the answer
-is {"added": [sample, ...], ...}; a sample carries "anchor", "device": {"address"}, "start",
-and, so that the lab can count notifications exactly once, "metadata": {"characteristic":
-"2a37", "raw": "<payload hex>"} on every sample derived from a notification. Samples of one
+Contract this relies on (docs/protocol.md#shapes and #samplesanchored; to be confirmed when
+strapd lands): the answer is {"added": [sample, ...], ...}; a sample carries "anchor",
+"device": {"address"}, "start", and, so that the lab can count notifications exactly once,
+"metadata": {"characteristic": "2a37", "raw": "<payload hex>"} on every sample derived from a
+notification. Samples of one
 notification (e.g. CSC speed, cadence, distance) share device, characteristic, raw and start
 and count once. Without "raw", heart-rate samples ("type": "heartRate") are matched on their
 value (check_notify.py value matching) and other types are ignored.
