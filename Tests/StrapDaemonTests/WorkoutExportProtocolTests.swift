@@ -69,7 +69,7 @@ import ThirdPartyReaders
             // What went over the socket is exactly what the encoder makes of the stored workout.
             guard let stored = try h.store.workout(UUID(uuidString: uuid)!) else { Issue.record("not stored"); return }
             let direct = try ExportStream.data(format: ExportFormat(rawValue: format)!, workout: stored,
-                                               samples: SampleSource(sequence: ExportSamples(store: h.store, workout: stored)))
+                                               samples: SampleSource(sequence: try WorkoutSamples.export(h.store, stored)))
             #expect(direct == bytes, "\(format): the streamed file differs from the encoder's")
             let file = dir.appendingPathComponent("ride.\(format)")
             try Data(bytes).write(to: file)

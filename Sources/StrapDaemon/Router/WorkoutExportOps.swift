@@ -26,7 +26,7 @@ extension RequestRouter {
             var started = false
             do throws(StrapError) {
                 let workout = try Self.savedWorkout(id, service)
-                let source = SampleSource(sequence: ExportSamples(store: service.store, workout: workout))
+                let source = SampleSource(sequence: try WorkoutSamples.export(service.store, workout))
                 do throws(ExportError) {
                     stream.export = try ExportStream(format: format, workout: workout, samples: source,
                                                      options: ExportOptions(utcOffsetSeconds: offset))
@@ -64,12 +64,12 @@ extension RequestRouter {
             let report: HRVReport
             if let id {
                 let workout = try Self.hrvWorkout(id, service)
-                let samples = WorkoutSamples.windows(service.store, devices: workout.deviceIDs, types: [.heartbeatSeries],
-                                                     range: workout.start..<(workout.end + 1))
+                let samples = try WorkoutSamples.inTimeOrder(service.store, devices: workout.deviceIDs, types: [.heartbeatSeries],
+                                                             range: workout.start..<(workout.end + 1))
                 report = HRVAnalysis.analyze(workout: workout, samples: samples, deviceID: device)
             } else {
                 let range = from!..<to!
-                let samples = WorkoutSamples.windows(service.store, devices: device.map { [$0] } ?? [], types: [.heartbeatSeries], range: range)
+                let samples = try WorkoutSamples.inTimeOrder(service.store, devices: device.map { [$0] } ?? [], types: [.heartbeatSeries], range: range)
                 report = HRVAnalysis.analyze(samples: samples, range: range, deviceID: device)
             }
             return try Self.json(report)
@@ -94,15 +94,6 @@ extension RequestRouter {
         return Workout(activityType: info.session.configuration.activityType.rawValue, start: start,
                        end: info.session.stopDate ?? service.now(), deviceIDs: info.session.deviceIDs,
                        events: info.session.events)
-    }
-}
-
-/// The workout's samples for an export, a store window at a time; repeatable (two passes).
-struct ExportSamples: Sequence, Sendable {
-    let store: Store
-    let workout: Workout
-    func makeIterator() -> AnyIterator<Sample> {
-        AnyIterator(WorkoutSamples.windows(store, devices: workout.deviceIDs, range: workout.start..<(workout.end + 1)).makeIterator())
     }
 }
 

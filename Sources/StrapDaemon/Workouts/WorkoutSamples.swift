@@ -3,32 +3,43 @@ import StrapExport
 import StrapModel
 import StrapStore
 
-/// Reading a workout's samples from the store a time window at a time (exports and HRV of long
-/// workouts stay in bounded memory), and the HRV figures the saved workout carries.
-enum WorkoutSamples {
-    /// Samples of `devices` starting in `range` (extended back by `lookBehind`: a heartbeat
-    /// series starts a few seconds before its beats), ascending start, one window in memory.
-    static func windows(_ store: Store, devices: [String], types: Set<QuantityType>? = nil, range: Range<Millis>,
-                        window: Millis = 300_000, lookBehind: Millis = 60_000) -> UnfoldSequence<Sample, (Millis, [Sample], Int)> {
-        let deviceFilter: SamplePredicate = devices.isEmpty ? .all : .or(devices.map { .device(.id, $0) })
-        let typeFilter: SamplePredicate = types.map { .types($0) } ?? .all
-        return sequence(state: (range.lowerBound - lookBehind, [Sample](), 0)) { state -> Sample? in
-            while state.2 == state.1.count {
-                guard state.0 < range.upperBound else { return nil }
-                let upper = min(range.upperBound, state.0 + window)
-                let p: SamplePredicate = .and([deviceFilter, typeFilter, .time(from: state.0, to: upper, options: .strictStartDate)])
-                state.1 = (try? store.samples(matching: p)) ?? []
-                state.2 = 0
-                state.0 = upper
-            }
-            defer { state.2 += 1 }
-            return state.1[state.2]
-        }
+/// Reading a workout's samples from the store in bounded memory (exports and HRV of long
+/// workouts), in the ascending start order the exporters and HRV need, and the HRV figures the
+/// saved workout carries.
+public enum WorkoutSamples {
+    /// How far behind the newest start already read a sample may come in commit order and still
+    /// be put in its place: samples are committed about in time order (a heartbeat series
+    /// starts a few seconds before the heart rate of its packet; the store stage batches for a
+    /// fraction of a second). Samples further out of order than this would end an export with
+    /// `samplesOutOfOrder`; a replayed capture or an import is the only way to make them.
+    public static let reorderHorizon: Millis = 10 * 60_000
+
+    /// Samples of `devices` (all when empty) starting in `range` (extended back by `lookBehind`:
+    /// a heartbeat series starts a few seconds before its beats), ascending start then anchor.
+    /// One pass over the store per iteration, holding only the samples of the reorder horizon.
+    public static func inTimeOrder(_ store: Store, devices: [String], types: Set<QuantityType>? = nil,
+                                   range: Range<Millis>, lookBehind: Millis = 60_000) throws(StrapError) -> TimeOrderedSamples {
+        var parts: [SamplePredicate] = [.time(from: range.lowerBound - lookBehind, to: range.upperBound, options: .strictStartDate)]
+        if !devices.isEmpty { parts.append(.or(devices.map { .device(.id, $0) })) }
+        if let types { parts.append(.types(types)) }
+        return TimeOrderedSamples(scan: try store.scan(matching: .and(parts)), horizon: reorderHorizon)
+    }
+
+    /// What `workout.export` encodes: every sample of the workout's devices over its span, in
+    /// time order, readable twice (the exporter's sizing and emitting passes).
+    public static func export(_ store: Store, _ workout: Workout) throws(StrapError) -> TimeOrderedSamples {
+        try inTimeOrder(store, devices: workout.deviceIDs, range: workout.start..<(workout.end + 1))
     }
 
     /// The saved workout's HRV (docs/workouts.md "The saved workout"): its beats, pauses left out.
     static func addHRV(to workout: inout Workout, store: Store) {
-        let samples = windows(store, devices: workout.deviceIDs, types: [.heartbeatSeries], range: workout.start..<(workout.end + 1))
+        let samples: TimeOrderedSamples
+        do throws(StrapError) {
+            samples = try inTimeOrder(store, devices: workout.deviceIDs, types: [.heartbeatSeries], range: workout.start..<(workout.end + 1))
+        } catch {
+            workout.info["hrvReason"] = "the beat series could not be read: \(error)"
+            return
+        }
         let report = HRVAnalysis.analyze(workout: workout, samples: samples)
         guard report.intervals > 0 else {
             workout.info["hrvReason"] = "no RR intervals from the session's devices"
@@ -46,6 +57,71 @@ enum WorkoutSamples {
         workout.info["hrvMethod"] = report.method
         if let d = report.deviceID { workout.info["hrvDevice"] = d }
     }
+}
+
+/// A store scan (commit order) put in ascending (start, anchor) order through a min-heap that
+/// holds the samples of the last `horizon` of start times: a sample leaves once a sample
+/// starting `horizon` later has been read, so nothing that comes less late than that is
+/// emitted out of order. Repeatable: each iteration scans the store again.
+public struct TimeOrderedSamples: Sequence, Sendable {
+    let scan: SampleScan
+    let horizon: Millis
+
+    public struct Iterator: IteratorProtocol {
+        private var source: SampleScan.Iterator
+        private var heap: [Sample] = []
+        private var newestStart = Millis.min
+        private var drained = false
+        let horizon: Millis
+
+        init(_ source: SampleScan.Iterator, horizon: Millis) {
+            self.source = source
+            self.horizon = horizon
+        }
+
+        public mutating func next() -> Sample? {
+            while !drained, heap.isEmpty || heap[0].start > newestStart &- horizon {
+                guard let s = source.next() else { drained = true; break }
+                newestStart = Swift.max(newestStart, s.start)
+                push(s)
+            }
+            return heap.isEmpty ? nil : pop()
+        }
+
+        static func before(_ a: Sample, _ b: Sample) -> Bool { (a.start, a.anchor) < (b.start, b.anchor) }
+
+        private mutating func push(_ s: Sample) {
+            heap.append(s)
+            var i = heap.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard Self.before(heap[i], heap[parent]) else { break }
+                heap.swapAt(i, parent)
+                i = parent
+            }
+        }
+
+        private mutating func pop() -> Sample {
+            let top = heap[0]
+            let last = heap.removeLast()
+            if !heap.isEmpty {
+                heap[0] = last
+                var i = 0
+                while true {
+                    let l = 2 * i + 1, r = l + 1
+                    var m = i
+                    if l < heap.count, Self.before(heap[l], heap[m]) { m = l }
+                    if r < heap.count, Self.before(heap[r], heap[m]) { m = r }
+                    if m == i { break }
+                    heap.swapAt(i, m)
+                    i = m
+                }
+            }
+            return top
+        }
+    }
+
+    public func makeIterator() -> Iterator { Iterator(scan.makeIterator(), horizon: horizon) }
 }
 
 /// The journal the engine writes through: the store's session journal, with the workout's HRV
