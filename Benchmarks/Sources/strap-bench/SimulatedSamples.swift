@@ -29,20 +29,35 @@ enum SimulatedSamples {
 
         var addresses: [String] { simulation.devices.map(\.identity.address) }
 
+        /// One thing a device did, not yet decoded.
+        struct Packet {
+            var time: Double
+            var address: String
+            var event: SimulatedEvent
+        }
+
         /// Every sample the devices produce up to `seconds`, in the order they arrive.
         mutating func advance(to seconds: Double) -> [Sample] {
-            var out: [Sample] = []
-            for (t, identity, event) in simulation.advance(to: seconds) {
-                let wall = origin + Millis((t * 1000).rounded())
-                switch event {
-                case let .notification(c, v), let .read(c, v):
-                    out += ingests[identity.address]!.ingest(c, v, wall: wall, monotonic: t).samples
-                case .connected, .disconnected:
-                    ingests[identity.address]!.linkRestarted()
-                }
-            }
+            packets(to: seconds).flatMap { ingest($0) }
+        }
+
+        /// What the devices send up to `seconds`, in time order, to be decoded later by
+        /// `ingest` (at a live cadence: the daemon decodes each packet when it arrives).
+        mutating func packets(to seconds: Double) -> [Packet] {
             time = seconds
-            return out
+            return simulation.advance(to: seconds).map { Packet(time: $0.time, address: $0.device.address, event: $0.event) }
+        }
+
+        /// The samples `DeviceIngest` makes of one packet (the daemon's decode and derive).
+        mutating func ingest(_ p: Packet) -> [Sample] {
+            let wall = origin + Millis((p.time * 1000).rounded())
+            switch p.event {
+            case let .notification(c, v), let .read(c, v):
+                return ingests[p.address]!.ingest(c, v, wall: wall, monotonic: p.time).samples
+            case .connected, .disconnected:
+                ingests[p.address]!.linkRestarted()
+                return []
+            }
         }
     }
 

@@ -125,6 +125,8 @@ enum WorkoutDaemonLoad {
         return addresses
     }
 
+    nonisolated(unsafe) static var perfPhase = 0
+
     struct Phase {
         var ticksPerHour: Double
         var schedPerHour: Double
@@ -138,6 +140,19 @@ enum WorkoutDaemonLoad {
         guard let cpu0 = DaemonFootprint.cpuSeconds(pid) else { throw DaemonFootprint.failure("strapd exited", log: log) }
         sched.sample(pid)
         let t0 = DecodeBench.now()
+        // STRAP_BENCH_WL_PERF=DIR (a diagnosis aid; it perturbs the figure): `perf record` of the
+        // daemon over each phase, into DIR/phase-N.data.
+        var perf: Process?
+        if let dir = getenv("STRAP_BENCH_WL_PERF").map({ String(cString: $0) }) {
+            perfPhase += 1
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/perf")
+            p.arguments = ["record", "-q", "-F", "4999", "-g", "-p", "\(pid)", "-o", "\(dir)/phase-\(perfPhase).data", "--",
+                           "sleep", "\(seconds)"]
+            try p.run()
+            perf = p
+        }
+        defer { perf?.waitUntilExit() }
         for _ in 0..<seconds {
             sleep(1)
             sched.sample(pid)
