@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "StrapModel", targets: ["StrapModel"]),
         .library(name: "StrapStore", targets: ["StrapStore"]),
         .library(name: "StrapIngest", targets: ["StrapIngest"]),
+        .library(name: "StrapWorkout", targets: ["StrapWorkout"]),
+        .library(name: "StrapExport", targets: ["StrapExport"]),
         .library(name: "StrapSimulator", targets: ["StrapSimulator"]),
         .library(name: "StrapSystem", targets: ["StrapSystem"]),
         .library(name: "StrapDaemon", targets: ["StrapDaemon"]),

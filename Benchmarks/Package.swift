@@ -28,6 +28,8 @@ let package = Package(
             .product(name: "StrapModel", package: "strapd"),
             .product(name: "StrapStore", package: "strapd"),
             .product(name: "StrapIngest", package: "strapd"),
+            .product(name: "StrapWorkout", package: "strapd"),
+            .product(name: "StrapExport", package: "strapd"),
             .product(name: "StrapSimulator", package: "strapd"),
             .product(name: "StrapSystem", package: "strapd"),
             .product(name: "StrapDaemon", package: "strapd"),

@@ -4,8 +4,10 @@ import Foundation
 let sections: [any BenchSection.Type] = [
     // one line per section; keep this list sorted by name
     DecodeBench.self,
+    ExportBench.self,
     PipelineBench.self,
     StoreBench.self,
+    WorkoutsBench.self,
 ]
 
 var arguments = Array(CommandLine.arguments.dropFirst())
