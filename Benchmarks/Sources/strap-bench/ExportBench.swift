@@ -1,4 +1,5 @@
 import Foundation
+import StrapDaemon
 import StrapExport
 import StrapModel
 import StrapStore
@@ -64,13 +65,10 @@ enum ExportBench: BenchSection {
         return saved
     }
 
-    /// The workout's samples as the daemon's `workout.export` reads them: its devices, 5-minute
-    /// windows by start time (`.strictStartDate`), 60 s looked behind for beat series.
-    static func source(_ store: Store, _ workout: Workout) -> SampleSource {
-        let devices: SamplePredicate = workout.deviceIDs.isEmpty ? .all : .or(workout.deviceIDs.map { .device(.id, $0) })
-        return SampleSource.windows(covering: workout.start..<(workout.end + 1), window: 300_000, lookBehind: 60_000) { window in
-            try store.samples(matching: .and([devices, .time(from: window.lowerBound, to: window.upperBound, options: .strictStartDate)]))
-        }
+    /// The workout's samples exactly as the daemon's `workout.export` reads them
+    /// (`WorkoutSamples.export`: one scan of the store per pass, put in time order).
+    static func source(_ store: Store, _ workout: Workout) throws -> SampleSource {
+        SampleSource(sequence: try WorkoutSamples.export(store, workout))
     }
 
     /// Both passes (sizing in `init`, then every chunk), best of 3, per format.

@@ -1,4 +1,4 @@
-// strap-bench: `strap-bench [--quick] [--out FILE] SECTION...|all` (spec §8).
+// strap-bench: `strap-bench [--quick] [--out FILE] SECTION...|all` (docs/product.md §8).
 import Foundation
 
 let sections: [any BenchSection.Type] = [

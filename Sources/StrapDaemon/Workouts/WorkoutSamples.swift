@@ -68,8 +68,22 @@ public struct TimeOrderedSamples: Sequence, Sendable {
     let horizon: Millis
 
     public struct Iterator: IteratorProtocol {
+        /// The heap orders plain keys; the samples wait in slots. Moving `Sample`s around the
+        /// heap retained and released their device and extras on every swap, which was most
+        /// of an export's time.
+        private struct Key {
+            var start: Millis
+            var anchor: UInt64
+            var slot: Int
+            @inline(__always) static func < (a: Key, b: Key) -> Bool {
+                a.start != b.start ? a.start < b.start : a.anchor < b.anchor
+            }
+        }
+
         private var source: SampleScan.Iterator
-        private var heap: [Sample] = []
+        private var heap: [Key] = []
+        private var slots: [Sample?] = []
+        private var freeSlots: [Int] = []
         private var newestStart = Millis.min
         private var drained = false
         let horizon: Millis
@@ -88,14 +102,14 @@ public struct TimeOrderedSamples: Sequence, Sendable {
             return heap.isEmpty ? nil : pop()
         }
 
-        static func before(_ a: Sample, _ b: Sample) -> Bool { (a.start, a.anchor) < (b.start, b.anchor) }
-
         private mutating func push(_ s: Sample) {
-            heap.append(s)
+            let slot: Int
+            if let free = freeSlots.popLast() { slot = free; slots[slot] = s } else { slot = slots.count; slots.append(s) }
+            heap.append(Key(start: s.start, anchor: s.anchor, slot: slot))
             var i = heap.count - 1
             while i > 0 {
                 let parent = (i - 1) / 2
-                guard Self.before(heap[i], heap[parent]) else { break }
+                guard heap[i] < heap[parent] else { break }
                 heap.swapAt(i, parent)
                 i = parent
             }
@@ -103,21 +117,22 @@ public struct TimeOrderedSamples: Sequence, Sendable {
 
         private mutating func pop() -> Sample {
             let top = heap[0]
-            let last = heap.removeLast()
-            if !heap.isEmpty {
-                heap[0] = last
-                var i = 0
-                while true {
-                    let l = 2 * i + 1, r = l + 1
-                    var m = i
-                    if l < heap.count, Self.before(heap[l], heap[m]) { m = l }
-                    if r < heap.count, Self.before(heap[r], heap[m]) { m = r }
-                    if m == i { break }
-                    heap.swapAt(i, m)
-                    i = m
-                }
+            heap.swapAt(0, heap.count - 1)
+            heap.removeLast()
+            var i = 0
+            while true {
+                let l = 2 * i + 1, r = l + 1
+                var m = i
+                if l < heap.count, heap[l] < heap[m] { m = l }
+                if r < heap.count, heap[r] < heap[m] { m = r }
+                if m == i { break }
+                heap.swapAt(i, m)
+                i = m
             }
-            return top
+            let sample = slots[top.slot]!
+            slots[top.slot] = nil
+            freeSlots.append(top.slot)
+            return sample
         }
     }
 
