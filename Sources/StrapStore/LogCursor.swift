@@ -62,6 +62,9 @@ struct LogCursor {
     private var finished = false
     /// The last anchor examined (`from - 1` before any).
     private(set) var lastExamined: UInt64
+    /// Long scans (`Store.scan`) hand the pages they are done with back every 256 KiB.
+    var dropsPagesBehind = false
+    private var droppedBefore = 0
 
     /// `segments` narrows the read to those segments (by default all of the snapshot's).
     init(_ store: Store, from: UInt64, snapshot: Published, segments: [Segment]? = nil) {
@@ -133,6 +136,11 @@ struct LogCursor {
         let buf = current!.map.buffer
         let offset = current!.offset, a = current!.anchor
         guard offset < buf.count else { current = nil; return nil }
+        if dropsPagesBehind, offset - droppedBefore >= 256 << 10 {
+            // Every sample handed out so far was decoded into its own storage.
+            current!.map.dropPages(before: offset)
+            droppedBefore = offset
+        }
         guard case .record(let rec) = Frame.parse(buf, at: offset, end: buf.count) else {
             skipDamaged(at: offset)
             return nil
@@ -201,6 +209,7 @@ struct LogCursor {
                 ?? Checkpoint(offset: Format.headerSize, anchor: seg.firstAnchor, chain: Chain(time: seg.header.baseTime, stream: -1))
             current = SegmentRead(segment: seg, map: map, detail: detail, offset: start.offset, anchor: start.anchor,
                                   chain: start.chain)
+            droppedBefore = start.offset
             return true
         }
         return false

@@ -26,6 +26,7 @@ public struct SampleScan: Sequence, Sendable {
             let bounds = predicate.timeBounds
             cursor = LogCursor(store, from: snap.oldest, snapshot: snap,
                                segments: store.segments(snap, from: bounds.from, to: bounds.to))
+            cursor.dropsPagesBehind = true
             self.predicate = predicate
             types = predicate.typeBounds
             snapshot = snap

@@ -19,6 +19,21 @@ final class MappedFile: @unchecked Sendable {
     deinit { if let base { munmap(UnsafeMutableRawPointer(mutating: base), count) } }
 
     var buffer: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
+
+    /// Bytes before this offset were handed back to the kernel (one reader owns a mapping).
+    private var dropped = 0
+
+    /// Lets the kernel drop the pages before `offset` from this mapping: a long scan (a day's
+    /// export) then keeps a few hundred KiB of the file resident instead of all it has read.
+    /// The pages stay in the page cache and would fault back in from it; nothing reads them.
+    func dropPages(before offset: Int) {
+        guard let base else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let aligned = min(offset, count) / page * page
+        guard aligned > dropped else { return }
+        _ = madvise(UnsafeMutableRawPointer(mutating: base) + dropped, aligned - dropped, MADV_DONTNEED)
+        dropped = aligned
+    }
 }
 
 /// One segment file as queries see it. Sealed segments are immutable; the open one grows

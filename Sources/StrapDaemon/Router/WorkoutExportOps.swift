@@ -109,6 +109,7 @@ final class ExportEventStream: RouterStream, @unchecked Sendable {
     var export: ExportStream?
     /// Confined to the connection's queue.
     private var producing = false
+    private var retryScheduled = false
     private var waitingForDrain = false
     private var ended = false
     private var offset = 0
@@ -121,11 +122,25 @@ final class ExportEventStream: RouterStream, @unchecked Sendable {
         queue = DispatchQueue(label: "strapd.export", target: router.worker)
     }
 
+    /// At most this much of the export waits in the connection's buffer (about two chunks as
+    /// base64): the daemon's memory for an export of any length stays near this plus one
+    /// chunk, well below the client buffer's high-water mark.
+    static let maximumQueued = 192 << 10
+
     /// On the connection's queue: produce the next chunk unless one is under way or the
     /// client is behind.
     func pump() {
-        guard !ended, !producing else { return }
+        guard !ended, !producing, !retryScheduled else { return }
         if session.connection.isAboveHighWater { waitingForDrain = true; return }
+        if session.connection.bufferedOutputCount >= Self.maximumQueued {
+            // Below the high-water mark there is no drain callback: look again shortly.
+            retryScheduled = true
+            session.connection.queue.asyncAfter(deadline: .now() + .milliseconds(2)) { [self] in
+                retryScheduled = false
+                pump()
+            }
+            return
+        }
         producing = true
         queue.async { [self] in
             let outcome: Result<[UInt8]?, ExportError>

@@ -12,7 +12,7 @@ public enum WorkoutSamples {
     /// starts a few seconds before the heart rate of its packet; the store stage batches for a
     /// fraction of a second). Samples further out of order than this would end an export with
     /// `samplesOutOfOrder`; a replayed capture or an import is the only way to make them.
-    public static let reorderHorizon: Millis = 10 * 60_000
+    public static let reorderHorizon: Millis = 2 * 60_000
 
     /// Samples of `devices` (all when empty) starting in `range` (extended back by `lookBehind`:
     /// a heartbeat series starts a few seconds before its beats), ascending start then anchor.
