@@ -46,6 +46,7 @@ extension WorkoutEngine {
         }
         cachedDevice = nil
         cachedRoute = nil
+        routesByObject.removeAll(keepingCapacity: true)
     }
 
     /// An ended or discarded session gets no more samples.
@@ -60,6 +61,7 @@ extension WorkoutEngine {
         }
         cachedDevice = nil
         cachedRoute = nil
+        routesByObject.removeAll(keepingCapacity: true)
     }
 
     // MARK: samples
@@ -75,7 +77,13 @@ extension WorkoutEngine {
             route = c
         } else {
             cachedDevice = sample.device
-            cachedRoute = routes[sample.device.id]
+            let key = ObjectIdentifier(sample.device)
+            if let known = routesByObject[key] {
+                cachedRoute = known.route
+            } else {
+                cachedRoute = routes[sample.device.id]
+                routesByObject[key] = (sample.device, cachedRoute)
+            }
             guard let c = cachedRoute else { return nil }
             route = c
         }

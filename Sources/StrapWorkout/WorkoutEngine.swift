@@ -41,6 +41,11 @@ public final class WorkoutEngine {
     /// The last device looked up (one sensor sends most samples in a row) and its route.
     var cachedDevice: Device?
     var cachedRoute: Route?
+    /// Routes by device object (the pipeline keeps one `Device` per sensor), misses included:
+    /// with many sensors interleaved this spares hashing the id string and touching its
+    /// storage for every sample. The entry holds its `Device`, so an object address is never
+    /// reused while it is a key. Emptied whenever a route changes.
+    var routesByObject: [ObjectIdentifier: (device: Device, route: Route?)] = [:]
 
     /// A command is never timed more than this ahead of the clock to cover a sample already
     /// counted (see `commandTime`).
