@@ -30,11 +30,13 @@ final class OursLiveFrontEnd: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         socketPath = directory + "/s.sock"
         let store = try Store.open(StoreConfig(directory: directory + "/store", sync: .interval(0.1)))
-        // strapd's own front end; the bench is the source. It never asks for `status`.
+        // strapd's own front end, workout service included; the bench is the source. It never
+        // asks for `status`.
         frontEnd = DaemonFrontEnd(
             store: store, listener: try UnixListener.bind(path: socketPath, mode: 0o600),
             access: AccessPolicy(daemonUID: getuid()),
             identity: { address, name in (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings()) },
+            workouts: try WorkoutService(store: store, profiles: ProfileBook()),
             status: { _ in DaemonStatus.empty }
         ) { _ in SimulatedDeviceService(identities: [SimulatedIdentity(address: Self.address, name: "Bench HRM")]) }
         frontEnd.start()
