@@ -90,3 +90,9 @@ int cshims_signal_to_fd(int signo, int fd) {
     sa.sa_handler = fd >= 0 ? signal_to_fd : SIG_IGN;
     return sigaction(signo, &sa, NULL);
 }
+
+#include <malloc.h>
+
+int cshims_malloc_arena_max(int n) {
+    return mallopt(M_ARENA_MAX, n);
+}

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import Glibc
+import StrapOS
 import StrapSystem
 
 /// What `strapd`'s main.swift calls: parse, start, run the Dispatch main loop until a
@@ -8,6 +9,7 @@ import StrapSystem
 public enum DaemonMain {
     public static func run(arguments: [String]) -> Never {
         StandardStreams.lineBufferStdout()
+        MallocArenas.limit(to: 1, environment: ProcessInfo.processInfo.environment)
         let options: DaemonOptions
         do { options = try DaemonOptions.parse(arguments) } catch {
             fail("strapd: \(error)\n\(DaemonOptions.usage)", code: 2)

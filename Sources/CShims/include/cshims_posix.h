@@ -38,3 +38,7 @@ void cshims_strerror(int code, char *buf, size_t len);
    handler for `signo` that writes the signal number as one byte to `fd`, a non-blocking
    pipe. fd -1 sets the disposition to SIG_IGN instead. Returns 0, or -1 with errno. */
 int cshims_signal_to_fd(int signo, int fd);
+
+/* mallopt(M_ARENA_MAX, n) (malloc.h is not part of Swift's Glibc module): 1 on success,
+   0 when glibc refused the value. */
+int cshims_malloc_arena_max(int n);
