@@ -12,7 +12,7 @@ public struct LiveWorkoutBuilder: Sendable {
 
     private(set) var timeline = ActiveTimeline()
     private(set) var totals = Accumulator()
-    private(set) var laps: [Accumulator] = []
+    private(set) var laps = LapAccumulators()
     private(set) var keytel: KeytelEnergy?
     private(set) var keytelReason: String?
     public private(set) var zones: HeartRateZones?
@@ -52,14 +52,14 @@ public struct LiveWorkoutBuilder: Sendable {
                 zonesReason = error.description
             }
             timeline.open(at: t)
-            laps = [Accumulator()]
+            laps.start()
             lastHeartRateActive = 0
         case .resumed(let t): timeline.open(at: t)
         case .paused(let t), .stopped(let t), .ended(let t): timeline.close(at: t)
         case .lap(let t, _):
             guard timeline.hasStarted else { return }
             timeline.beginLap(at: t)
-            laps.append(Accumulator())
+            laps.beginLap()
         }
     }
 
@@ -118,7 +118,7 @@ public struct LiveWorkoutBuilder: Sendable {
         totals.keytelEnergy += kcalPerMs * span
         var hi = a1, j = k
         while hi > a0 && j >= 0 {
-            let lo = max(a0, timeline.lapStartActive[j])
+            let lo = max(a0, timeline.lapStartActive(j))
             if hi > lo {
                 let part = Double(hi - lo)
                 if hasZones { laps[j].zoneSeconds[zone] += part / 1000 }
@@ -184,7 +184,7 @@ public struct LiveWorkoutBuilder: Sendable {
             book(perMs * Double(a1 - a0), energy: energy, into: -1, total: true)
             var hi = a1, j = timeline.lapIndex(at: s.end)
             while hi > a0 && j >= 0 {
-                let lo = max(a0, timeline.lapStartActive[j])
+                let lo = max(a0, timeline.lapStartActive(j))
                 if hi > lo { book(perMs * Double(hi - lo), energy: energy, into: j, total: false) }
                 hi = lo
                 j -= 1
@@ -255,10 +255,11 @@ public struct LiveWorkoutBuilder: Sendable {
         let total = timeline.active(at: now)
         var lapStats: [LapStatistics] = []
         lapStats.reserveCapacity(laps.count)
-        for (k, acc) in laps.enumerated() {
-            let startActive = timeline.lapStartActive[k]
+        for k in 0..<laps.count {
+            let acc = laps[k]
+            let startActive = timeline.lapStartActive(k)
             let endActive = timeline.lapEndActive(k) ?? max(startActive, total)
-            lapStats.append(LapStatistics(index: k + 1, start: timeline.lapStarts[k],
+            lapStats.append(LapStatistics(index: k + 1, start: timeline.lapStart(k),
                                           end: timeline.lapEnd(k) ?? timeline.closedAt,
                                           figures: figures(acc, activeMillis: endActive - startActive)))
         }

@@ -71,24 +71,24 @@ extension WorkoutEngine {
     /// the device is the same as the previous sample's.
     @discardableResult
     public func add(_ sample: Sample) -> UUID? {
+        let key = ObjectIdentifier(sample.device)
         let route: Route
-        if let d = cachedDevice, d === sample.device {
+        if cachedDevice == key {
             guard let c = cachedRoute else { return nil }
             route = c
         } else {
-            cachedDevice = sample.device
-            let key = ObjectIdentifier(sample.device)
             if let known = routesByObject[key] {
                 cachedRoute = known.route
             } else {
                 cachedRoute = routes[sample.device.id]
                 routesByObject[key] = (sample.device, cachedRoute)
             }
+            cachedDevice = key
             guard let c = cachedRoute else { return nil }
             route = c
         }
-        if route.current.builder.add(sample) { return route.current.session.id }
-        if let p = route.previous, p.builder.add(sample) { return p.session.id }
+        if route.current.builder.add(sample) { return route.current.id }
+        if let p = route.previous, p.builder.add(sample) { return p.id }
         return nil
     }
 

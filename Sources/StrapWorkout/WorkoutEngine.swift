@@ -11,11 +11,18 @@ public final class WorkoutEngine {
     public typealias ProfileLookup = (_ athlete: String) -> AthleteProfile?
 
     final class Record {
-        var session: WorkoutSession
+        /// First, with the builder after it: counting a sample reads the object's header (its
+        /// reference count), the id and the builder, and a session's sample comes about a
+        /// second after the previous one, so each cache line it touches is likely a miss.
+        let id: UUID
         var builder = LiveWorkoutBuilder()
+        var session: WorkoutSession
         /// Set once the ended session's workout is stored.
         var workout: Workout?
-        init(_ session: WorkoutSession) { self.session = session }
+        init(_ session: WorkoutSession) {
+            self.id = session.id
+            self.session = session
+        }
     }
 
     /// Who gets a device's samples: the session holding it, and the stopped session that held
@@ -38,8 +45,10 @@ public final class WorkoutEngine {
     var open: [UUID: Record] = [:]
     var ended: [Record] = []
     var routes: [String: Route] = [:]
-    /// The last device looked up (one sensor sends most samples in a row) and its route.
-    var cachedDevice: Device?
+    /// The last device looked up (one sensor sends most samples in a row) and its route. The
+    /// device by identity only, not retained: it is set only while `routesByObject` holds that
+    /// device, and both are emptied together.
+    var cachedDevice: ObjectIdentifier?
     var cachedRoute: Route?
     /// Routes by device object (the pipeline keeps one `Device` per sensor), misses included:
     /// with many sensors interleaved this spares hashing the id string and touching its
