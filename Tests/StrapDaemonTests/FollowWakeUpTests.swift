@@ -75,4 +75,39 @@ import StrapWire
         try eventually("the rest parked again") { engine.counters.parked == Self.followers - 5 }
         #expect(engine.counters.passes == expected.passes + 1 && engine.counters.reads == expected.reads + 5)
     }
+
+    /// Followers of workouts while only samples are committed (a dashboard waiting for the
+    /// next workout): each commit is one pass in which every one of them reads the commit,
+    /// finds nothing for it and parks again, with no hop of its own and nothing sent.
+    @Test func followersOfOtherTypesParkAgainInThePass() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let engine = h.router.follow
+        var clients: [DaemonClient] = []
+        for i in 0..<Self.followers {
+            let c = try h.client()
+            let first = try c.call(#"{"id":"w\#(i)","op":"samples.anchored","types":["workout"],"anchor":0,"follow":true}"#)
+            #expect(first.isOK && first.result.objects("added").isEmpty)
+            clients.append(c)
+        }
+        try eventually("every follower parked") { engine.counters.parked == Self.followers }
+        var expected = engine.counters
+        for round in 0..<3 {
+            try h.store.append(heartRates(2, from: 1_780_000_000_000 + Millis(round) * 10_000))
+            try eventually("a pass parked them again") {
+                engine.counters.passes == expected.passes + 1 && engine.counters.parked == Self.followers
+            }
+            expected.passes += 1
+            expected.reads += Self.followers
+            expected.quietPages += Self.followers
+            expected.looks += 2 * Self.followers
+            #expect(engine.counters == expected)
+        }
+        // A saved workout still reaches every one of them.
+        let w = try h.store.save(Workout(activityType: "running", start: 1_780_000_000_000, end: 1_780_000_030_000, deviceIDs: []))
+        for (i, c) in clients.enumerated() {
+            let m = try c.read { $0.event == "added" }.match
+            #expect(m["id"] == .string("w\(i)") && m.data.string("uuid") == w.uuid.uuidString)
+        }
+    }
 }

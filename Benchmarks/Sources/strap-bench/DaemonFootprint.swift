@@ -62,6 +62,7 @@ enum DaemonFootprint {
     static func footprint(_ strapd: String, run: String, seconds: Int, section: String) throws -> [BenchFigure] {
         let idle = try steadyState(strapd, run: run, seconds: seconds, followers: 0)
         let followed = try steadyState(strapd, run: run, seconds: seconds, followers: 10)
+        let waiting = try steadyState(strapd, run: run, seconds: seconds, followers: 10, types: ["workout"])
         return [
             BenchFigure(section: section, name: "daemon RSS (max), 4 simulated sensors", unit: "MB",
                         ours: Double(idle.maxRSS) / 1024, higherIsBetter: false),
@@ -77,13 +78,17 @@ enum DaemonFootprint {
                         ours: followed.cpuPerHour, higherIsBetter: false),
             BenchFigure(section: section, name: "daemon context switches, 4 sensors at 1 Hz, 10 anchored followers",
                         unit: "per hour", ours: followed.switchesPerHour, higherIsBetter: false),
+            BenchFigure(section: section, name: "daemon CPU, 4 sensors at 1 Hz, 10 idle followers (workouts only, none saved)",
+                        unit: "CPU s/hour", ours: waiting.cpuPerHour, higherIsBetter: false),
+            BenchFigure(section: section, name: "daemon context switches, 4 sensors at 1 Hz, 10 idle followers (workouts only, none saved)",
+                        unit: "per hour", ours: waiting.switchesPerHour, higherIsBetter: false),
         ]
     }
 
     /// `seconds` of `strapd --simulate=4` after a short settle, with `followers` clients
-    /// attached in `samples.anchored` follow mode that send nothing more.
-    static func steadyState(_ strapd: String, run: String, seconds: Int, followers: Int) throws -> SteadyState {
-        let tag = "fp\(followers)"
+    /// attached in `samples.anchored` follow mode (of `types` only, when given) that send nothing more.
+    static func steadyState(_ strapd: String, run: String, seconds: Int, followers: Int, types: [String]? = nil) throws -> SteadyState {
+        let tag = "fp\(followers)" + (types == nil ? "" : "-idle")
         let log = run + "/\(tag).log"
         let notify = try NotifyListener(path: run + "/notify-\(tag).sock")
         let socket = run + "/\(tag).sock"
@@ -91,7 +96,7 @@ enum DaemonFootprint {
                                notify: notify.path, log: log)
         defer { terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 10) != nil else { throw failure("strapd did not become READY", log: log) }
-        let clients = try AnchoredFollowers(socket: socket, count: followers)
+        let clients = try AnchoredFollowers(socket: socket, count: followers, types: types)
         defer { clients.close() }
         // Start-up work is the start-up figure's; the steady state starts after a short settle.
         sleep(2)
@@ -112,7 +117,7 @@ enum DaemonFootprint {
         guard let cpu1 = cpuSeconds(pid) else { throw failure("strapd exited during the footprint run", log: log) }
         m.elapsed = DecodeBench.now() - t0
         m.cpuSeconds = cpu1 - cpu0
-        let with = followers == 0 ? "" : " and \(followers) anchored followers"
+        let with = followers == 0 ? "" : " and \(followers) anchored followers" + (types.map { " of \($0.joined(separator: ","))" } ?? "")
         if followers == 0 {
             // Where the resident memory is: anonymous (heap, stacks) vs file-backed (mapped libraries).
             let split = ["RssAnon:", "RssFile:", "RssShmem:"].compactMap { key in

@@ -44,6 +44,8 @@ struct ContextSwitches {
 /// Clients attached to strapd in `samples.anchored` follow mode, from anchor 0, that send
 /// nothing more. A thread reads and drops what the daemon sends them, so no follower is
 /// ever paused for a full buffer: what is measured is the daemon serving attached followers.
+/// With `types`, the followers ask for those types only: `["workout"]` while no workout is
+/// saved makes them idle followers, caught up and waiting, as a dashboard waiting for workouts.
 final class AnchoredFollowers: @unchecked Sendable {
     private let fds: [Int32]
     private let stop = Atomic<Bool>(false)
@@ -53,7 +55,7 @@ final class AnchoredFollowers: @unchecked Sendable {
     private var received: [Int]
     private let clientsServed = Atomic<Int>(0)
 
-    init(socket path: String, count: Int) throws {
+    init(socket path: String, count: Int, types: [String]? = nil) throws {
         var fds: [Int32] = []
         for i in 0..<count {
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -61,7 +63,8 @@ final class AnchoredFollowers: @unchecked Sendable {
                 for f in fds { Glibc.close(f) }
                 throw BenchFailure("cannot connect a follower to \(path): errno \(errno)")
             }
-            let request = Array(#"{"id":"follower-\#(i)","op":"samples.anchored","anchor":0,"follow":true}"#.utf8) + [0x0A]
+            let filter = types.map { #","types":["# + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" } ?? ""
+            let request = Array(#"{"id":"follower-\#(i)","op":"samples.anchored","anchor":0,"follow":true\#(filter)}"#.utf8) + [0x0A]
             guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
                 for f in fds + [fd] { Glibc.close(f) }
                 throw BenchFailure("cannot send a follow request: errno \(errno)")

@@ -176,40 +176,60 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         router.worker.async { [self] in step(from: from) }
     }
 
-    /// The follow engine saw a commit pass `anchor` (on its queue).
+    /// The follow engine saw a commit pass `anchor`: the step runs right here, on the
+    /// engine's queue, so a follower the commit does not concern (its pages match nothing)
+    /// reads and parks again within the engine's one wake-up, with no hop of its own.
     func resume(from anchor: UInt64) {
-        router.worker.async { [self] in step(from: anchor) }
+        step(from: anchor)
     }
 
-    /// On the worker queue: the next page after `from`, or, when nothing new is durable,
-    /// parking in the follow engine until there is. An idle follower costs no hop at all.
-    private func step(from: UInt64) {
-        guard active.load(ordering: .acquiring), let query = startedQuery else { return }
+    /// Pages of only non-matching items read in a row before the stream hops through the
+    /// server queue anyway (so a narrow follower over a long backlog shares the queues).
+    static let quietPagesInline = 8
+
+    /// On the worker queue (or the follow engine's): the next page after `from`, or, when
+    /// nothing new is durable, parking in the follow engine until there is. An idle follower
+    /// costs no hop at all.
+    private func step(from start: UInt64) {
+        guard let query = startedQuery else { return }
         let engine = router.follow
-        if !engine.proceedOrPark(self, at: from) {
-            // Ended meanwhile: `cancel`/`stop` cleared `active` before unparking, so one of
-            // the two unparks sees the other.
-            if !active.load(ordering: .acquiring) { engine.unpark(self) }
-            return
-        }
-        engine.pageRead()
-        let result = Result { () throws(StrapError) -> AnchoredResult in
-            try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
-        }
-        switch result {
-        case .success(let page):
-            let lines = Self.eventLines(page, id: id)
-            session.connection.queue.async { [self] in
-                guard state == .running else { return }
-                anchor = max(anchor, page.anchor)
-                // A page of only non-matching items writes nothing: go on from its anchor.
-                if lines.isEmpty { schedule() } else { write(lines) }
+        var from = start
+        var quietPages = 0
+        while true {
+            guard active.load(ordering: .acquiring) else { return }
+            if !engine.proceedOrPark(self, at: from) {
+                // Ended meanwhile: `cancel`/`stop` cleared `active` before unparking, so one of
+                // the two unparks sees the other.
+                if !active.load(ordering: .acquiring) { engine.unpark(self) }
+                return
             }
-        case .failure(let error):
-            let e = WireError(error)
-            var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
-            if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
-            session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
+            engine.pageRead()
+            let result = Result { () throws(StrapError) -> AnchoredResult in
+                try query.store.anchored(types: query.types, predicate: query.predicate, anchor: from, limit: query.limit)
+            }
+            switch result {
+            case .success(let page):
+                let lines = Self.eventLines(page, id: id)
+                // A page of only non-matching items writes nothing: go on from its anchor. The
+                // server queue's `anchor` catches up with the next page that writes.
+                if lines.isEmpty, page.anchor > from, quietPages < Self.quietPagesInline {
+                    quietPages += 1
+                    engine.quietPage()
+                    from = page.anchor
+                    continue
+                }
+                session.connection.queue.async { [self] in
+                    guard state == .running else { return }
+                    anchor = max(anchor, page.anchor)
+                    if lines.isEmpty { schedule() } else { write(lines) }
+                }
+            case .failure(let error):
+                let e = WireError(error)
+                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
+                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
+                session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
+            }
+            return
         }
     }
 

@@ -7,7 +7,8 @@ import Synchronization
 /// A caught-up follower parks here at its anchor and costs nothing while it waits: no timer,
 /// no thread. The store calls `committed` once per published durable position; when anyone is
 /// parked, that signals one Dispatch source, which runs one pass over every parked follower on
-/// `queue` and sends those the commit concerns back to reading. Commits that come faster than
+/// `queue` and sends those the commit concerns back to reading: their next step runs in that
+/// pass, so one whose pages match nothing reads and parks again without a thread hop. Commits that come faster than
 /// a pass are merged into the next pass by the source. With nobody parked a commit costs a
 /// lock, no thread wake-up; an idle store costs nothing at all, however many follow it.
 final class FollowEngine: @unchecked Sendable {
@@ -21,6 +22,9 @@ final class FollowEngine: @unchecked Sendable {
         var reads = 0
         /// Followers parked right now.
         var parked = 0
+        /// Pages that matched nothing and were passed over inside a step, without a hop
+        /// through the server queue (a follower of other types than a commit's).
+        var quietPages = 0
     }
 
     private let store: Store
@@ -31,6 +35,7 @@ final class FollowEngine: @unchecked Sendable {
     private let passCount = Atomic<Int>(0)
     private let lookCount = Atomic<Int>(0)
     private let readCount = Atomic<Int>(0)
+    private let quietCount = Atomic<Int>(0)
 
     init(store: Store) {
         self.store = store
@@ -43,7 +48,8 @@ final class FollowEngine: @unchecked Sendable {
 
     var counters: Counters {
         Counters(passes: passCount.load(ordering: .relaxed), looks: lookCount.load(ordering: .relaxed),
-                 reads: readCount.load(ordering: .relaxed), parked: parkedFollowers.withLock { $0.count })
+                 reads: readCount.load(ordering: .relaxed), parked: parkedFollowers.withLock { $0.count },
+                 quietPages: quietCount.load(ordering: .relaxed))
     }
 
     /// On the worker queue: a follower at `anchor` wants to know whether there is more.
@@ -70,6 +76,9 @@ final class FollowEngine: @unchecked Sendable {
 
     /// A follower read a page (counted only).
     func pageRead() { readCount.add(1, ordering: .relaxed) }
+
+    /// A page matched nothing and the step went on without a hop (counted only).
+    func quietPage() { quietCount.add(1, ordering: .relaxed) }
 
     /// Router shutdown: no more passes; parked followers were ended by their streams.
     func stop() {
