@@ -173,13 +173,14 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     /// Continues from `anchor` on the worker queue (on the server queue).
     private func schedule() {
         let from = anchor
-        router.worker.async { [self] in step(from: from) }
+        router.worker.async { [self] in step(from: from)?.send() }
     }
 
     /// The follow engine saw a commit pass `anchor`: the step runs right here, on the
     /// engine's queue, so a follower the commit does not concern (its pages match nothing)
-    /// reads and parks again within the engine's one wake-up, with no hop of its own.
-    func resume(from anchor: UInt64) {
+    /// reads and parks again within the engine's one wake-up, with no hop of its own. What
+    /// is left for the server queue is returned: the engine sends one pass's in one hop.
+    func resume(from anchor: UInt64) -> ServerHop? {
         step(from: anchor)
     }
 
@@ -190,18 +191,18 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     /// On the worker queue (or the follow engine's): the next page after `from`, or, when
     /// nothing new is durable, parking in the follow engine until there is. An idle follower
     /// costs no hop at all.
-    private func step(from start: UInt64) {
-        guard let query = startedQuery else { return }
+    private func step(from start: UInt64) -> ServerHop? {
+        guard let query = startedQuery else { return nil }
         let engine = router.follow
         var from = start
         var quietPages = 0
         while true {
-            guard active.load(ordering: .acquiring) else { return }
+            guard active.load(ordering: .acquiring) else { return nil }
             if !engine.proceedOrPark(self, at: from) {
                 // Ended meanwhile: `cancel`/`stop` cleared `active` before unparking, so one of
                 // the two unparks sees the other.
                 if !active.load(ordering: .acquiring) { engine.unpark(self) }
-                return
+                return nil
             }
             engine.pageRead()
             let result = Result { () throws(StrapError) -> AnchoredResult in
@@ -218,7 +219,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
                     from = page.anchor
                     continue
                 }
-                session.connection.queue.async { [self] in
+                return ServerHop(queue: session.connection.queue) { [self] in
                     guard state == .running else { return }
                     anchor = max(anchor, page.anchor)
                     if lines.isEmpty { schedule() } else { write(lines) }
@@ -227,9 +228,8 @@ final class FollowStream: RouterStream, @unchecked Sendable {
                 let e = WireError(error)
                 var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
                 if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
-                session.connection.queue.async { [self, data] in stop(kind: "error", data: data) }
+                return ServerHop(queue: session.connection.queue) { [self, data] in stop(kind: "error", data: data) }
             }
-            return
         }
     }
 
@@ -310,4 +310,12 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         }
         return lines
     }
+}
+
+/// Work a follow step leaves for the server queue (writing its page, or its error).
+struct ServerHop {
+    let queue: DispatchQueue
+    let work: @Sendable () -> Void
+
+    func send() { queue.async(execute: work) }
 }

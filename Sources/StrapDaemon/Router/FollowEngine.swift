@@ -106,6 +106,12 @@ final class FollowEngine: @unchecked Sendable {
             for key in due.keys { parked[key] = nil }
             return Array(due.values)
         }
-        for (follower, anchor) in due { follower.resume(from: anchor) }
+        // The followers' writes go to the server queue together: one wake-up of it per pass.
+        var hops: [ObjectIdentifier: (queue: DispatchQueue, work: [@Sendable () -> Void])] = [:]
+        for (follower, anchor) in due {
+            guard let hop = follower.resume(from: anchor) else { continue }
+            hops[ObjectIdentifier(hop.queue), default: (hop.queue, [])].work.append(hop.work)
+        }
+        for (queue, work) in hops.values { queue.async { for w in work { w() } } }
     }
 }
