@@ -22,9 +22,13 @@ struct LapAccumulators: Sendable, Hashable {
 
     /// Lap `k` (0 ..< count).
     subscript(k: Int) -> Accumulator {
-        get { k < finished.count ? finished[k] : current! }
-        _modify {
-            if k < finished.count { yield &finished[k] } else { yield &current! }
-        }
+        k < finished.count ? finished[k] : current!
+    }
+
+    /// Changes lap `k` in place. A closure rather than a `_modify` accessor: the accessor's
+    /// coroutine frame for a value this large was heap-allocated on every call.
+    @inline(__always)
+    mutating func update(_ k: Int, _ change: (inout Accumulator) -> Void) {
+        if k < finished.count { change(&finished[k]) } else { change(&current!) }
     }
 }

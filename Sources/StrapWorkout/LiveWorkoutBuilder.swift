@@ -95,7 +95,7 @@ public struct LiveWorkoutBuilder: Sendable {
         guard timeline.isActive(t), Self.pin(&heartRateDevice, s.device) else { return false }
         let k = timeline.lapIndex(at: t)
         totals.heartRate.add(bpm, at: t)
-        laps[k].heartRate.add(bpm, at: t)
+        laps.update(k) { $0.heartRate.add(bpm, at: t) }
         if t > newestCountedTime { newestCountedTime = t }
         let a1 = timeline.active(at: t)
         // A sample stands for the span since the previous one or the start (a strap's value
@@ -121,8 +121,10 @@ public struct LiveWorkoutBuilder: Sendable {
             let lo = max(a0, timeline.lapStartActive(j))
             if hi > lo {
                 let part = Double(hi - lo)
-                if hasZones { laps[j].zoneSeconds[zone] += part / 1000 }
-                laps[j].keytelEnergy += kcalPerMs * part
+                laps.update(j) { lap in
+                    if hasZones { lap.zoneSeconds[zone] += part / 1000 }
+                    lap.keytelEnergy += kcalPerMs * part
+                }
             }
             hi = lo
             j -= 1
@@ -147,11 +149,11 @@ public struct LiveWorkoutBuilder: Sendable {
         if speed {
             guard Self.pin(&speedDevice, s.device) else { return false }
             totals.speed.add(s.value, at: t)
-            laps[k].speed.add(s.value, at: t)
+            laps.update(k) { $0.speed.add(s.value, at: t) }
         } else {
             guard Self.pin(&cadenceDevice, s.device) else { return false }
             totals.cadence.add(s.value, at: t)
-            laps[k].cadence.add(s.value, at: t)
+            laps.update(k) { $0.cadence.add(s.value, at: t) }
         }
         if t > newestCountedTime { newestCountedTime = t }
         return true
@@ -198,10 +200,10 @@ public struct LiveWorkoutBuilder: Sendable {
     private mutating func book(_ amount: Double, energy: Bool, into lap: Int, total: Bool) {
         if energy {
             if total { totals.sensorEnergy += amount; totals.sensorEnergySamples += 1 }
-            if lap >= 0 { laps[lap].sensorEnergy += amount; laps[lap].sensorEnergySamples += 1 }
+            if lap >= 0 { laps.update(lap) { $0.sensorEnergy += amount; $0.sensorEnergySamples += 1 } }
         } else {
             if total { totals.distance += amount; totals.distanceSamples += 1 }
-            if lap >= 0 { laps[lap].distance += amount; laps[lap].distanceSamples += 1 }
+            if lap >= 0 { laps.update(lap) { $0.distance += amount; $0.distanceSamples += 1 } }
         }
     }
 
