@@ -64,6 +64,8 @@ import StrapSimulator
         try ThirdPartyReaders.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
         let csv = String(decoding: try scenario.synthetic.export(.csv), as: UTF8.self).split(separator: "\n")
         #expect(csv.count == 61 && csv[1] == "2024-01-01T10:00:00.000Z,0,1,0,,,,,,,,,,")
+        try ThirdPartyReaders.verifyCSV(try scenario.synthetic.write(.csv, in: dir),
+                                        expect: ["rows": 60, "laps": [1, 2], "paused": 0, "hr_rows": 0])
     }
 
     /// 10 minutes, two hours of nothing (the strap out of range), 10 minutes: no records in
@@ -101,6 +103,8 @@ import StrapSimulator
         #expect(csv[1_800].hasPrefix("2024-03-30T23:59:59.000Z,1799,1,0,"))
         #expect(csv[1_801].hasPrefix("2024-03-31T00:00:00.000Z,1800,2,0,"))
         #expect(csv[5_401].hasPrefix("2024-03-31T01:00:00.000Z,5400,3,0,"))
+        try ThirdPartyReaders.verifyCSV(try workout.write(.csv, in: dir),
+                                        expect: ["rows": 7_200, "laps": [1, 2, 3], "paused": 0, "hr_rows": 7_200])
     }
 
     /// Samples made the way the daemon makes them: simulated sensors' real GATT packets
@@ -167,6 +171,8 @@ import StrapSimulator
         let tcx = try SyntheticWorkout(workout: workout, samples: samples).write(.tcx, in: dir)
         try ThirdPartyReaders.verifyTCX(tcx, expect: ["sport": "Biking", "trackpoint_count": points.count,
                                                   "hr_max": Int(points.compactMap { hr[$0] }.max()!.rounded())])
+        try ThirdPartyReaders.verifyCSV(try SyntheticWorkout(workout: workout, samples: samples).write(.csv, in: dir),
+                                        expect: ["rows": 900, "laps": [1, 2, 3], "paused": 60, "hr_rows": hr.compactMap { $0 }.count])
     }
 }
 

@@ -91,6 +91,15 @@ public enum ThirdPartyReaders {
         return summary
     }
 
+    /// Python's csv module through check_csv.py (field counts, times, numbers, and `expect`).
+    @discardableResult
+    public static func verifyCSV(_ file: URL, expect: [String: Any],
+                          sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: Any] {
+        let expectURL = file.deletingPathExtension().appendingPathExtension("csv-expect.json")
+        try writeJSON(expect, to: expectURL)
+        return try check("check_csv.py", [file.path, expectURL.path], sourceLocation: sourceLocation)
+    }
+
     /// tcxreader and the XML parser through check_tcx.py, then gpsbabel's TCX reader.
     @discardableResult
     public static func verifyTCX(_ file: URL, expect: [String: Any],
