@@ -78,7 +78,7 @@ public struct DropoutSchedule: Sendable, Equatable {
 }
 
 /// Seeded SplitMix64 so a simulated session can be reproduced exactly (tests, bug reports).
-public struct SimulationRandom: Sendable, Equatable {
+public struct SimulationRandom: RandomNumberGenerator, Sendable, Equatable {
     var state: UInt64
     public init(seed: UInt64) { state = seed }
 

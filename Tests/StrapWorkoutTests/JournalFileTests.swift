@@ -1,6 +1,7 @@
 import Testing
 import Foundation
 import StrapModel
+import StrapSimulator
 @testable import StrapStore
 @testable import StrapWorkout
 
@@ -94,7 +95,7 @@ import StrapModel
         let j = try WorkoutJournalFile(store: store)
         for e in Self.entries { try j.append(e, session: Self.id) }
         let original = [UInt8](try Data(contentsOf: fileURL(j)))
-        var rng = SeededGenerator(seed: 0x5EED_F00D)
+        var rng = SimulationRandom(seed: 0x5EED_F00D)
         var outcomes = (prefix: 0, refused: 0)
         for round in 0..<600 {
             var bytes = original
@@ -204,18 +205,5 @@ func readAll(_ store: Store) throws -> AnchoredResult {
         all.deleted += r.deleted
         if r.anchor == all.anchor { return all }
         all.anchor = r.anchor
-    }
-}
-
-/// SplitMix64: reproducible randomness for the bounded fuzz above.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
