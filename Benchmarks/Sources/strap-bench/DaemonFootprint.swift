@@ -14,9 +14,7 @@ enum DaemonFootprint {
             return []
         }
         // sun_path holds 108 bytes: sockets in a short /tmp directory; the big store on /var/tmp.
-        let run = "/tmp/strap-bench-fp-\(getpid())"
-        try? FileManager.default.removeItem(atPath: run)
-        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let run = try freshRunDirectory("fp")
         defer { try? FileManager.default.removeItem(atPath: run) }
         print("  footprint, start-up: measuring \(strapd) (\(linkage(strapd)))")
         // 120 s: /proc's CPU times count 10 ms ticks, and the target (0.2 %) is 240 ms of them.
@@ -43,6 +41,15 @@ enum DaemonFootprint {
         guard let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") else { return nil }
         let directory = (exe as NSString).deletingLastPathComponent
         return [directory + "/strapd-shipped", directory + "/strapd"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// An empty `/tmp/strap-bench-TAG-PID` for a daemon run's sockets and logs (sun_path holds
+    /// 108 bytes, so not under a long state directory); the caller removes it.
+    static func freshRunDirectory(_ tag: String) throws -> String {
+        let run = "/tmp/strap-bench-\(tag)-\(getpid())"
+        try? FileManager.default.removeItem(atPath: run)
+        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        return run
     }
 
     // MARK: footprint

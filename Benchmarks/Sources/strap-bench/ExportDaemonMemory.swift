@@ -14,9 +14,7 @@ enum ExportDaemonMemory {
             print("  daemon: skipped, no strapd next to strap-bench (make bench puts strapd-shipped there)")
             return []
         }
-        let run = "/tmp/strap-bench-ex-\(getpid())"
-        try? FileManager.default.removeItem(atPath: run)
-        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let run = try DaemonFootprint.freshRunDirectory("ex")
         defer { try? FileManager.default.removeItem(atPath: run) }
         print("  export daemon: measuring \(strapd) (\(DaemonFootprint.linkage(strapd)))")
         let notify = try NotifyListener(path: run + "/notify.sock")

@@ -24,9 +24,7 @@ enum WorkoutDaemonLoad {
         let plan = getenv("STRAP_BENCH_WL_PHASES").map { String(cString: $0).split(separator: ",").map(String.init) } 
             ?? (quick ? ["A", "B", "A"] : ["A", "B", "A", "B", "A"])
         guard plan.allSatisfy({ $0 == "A" || $0 == "B" }), plan.first == "A" else { throw BenchFailure("STRAP_BENCH_WL_PHASES: A and B, starting with A") }
-        let run = "/tmp/strap-bench-wl-\(getpid())"
-        try? FileManager.default.removeItem(atPath: run)
-        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let run = try DaemonFootprint.freshRunDirectory("wl")
         defer { try? FileManager.default.removeItem(atPath: run) }
         print("  daemon: measuring \(strapd) (\(DaemonFootprint.linkage(strapd))), 100 sensors replayed at 1 Hz, phases "
               + plan.joined(separator: " ") + ", \(seconds) s each")

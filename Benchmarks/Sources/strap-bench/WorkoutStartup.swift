@@ -19,9 +19,7 @@ enum WorkoutStartup {
         let samples = quick ? 1_000_000 : 10_000_000
         let root = makeTemporaryDirectory("strap-bench-wstartup")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        let run = "/tmp/strap-bench-ws-\(getpid())"
-        try? FileManager.default.removeItem(atPath: run)
-        try FileManager.default.createDirectory(atPath: run, withIntermediateDirectories: true)
+        let run = try DaemonFootprint.freshRunDirectory("ws")
         defer { try? FileManager.default.removeItem(atPath: run) }
 
         let sessionIDs = try prepare(root + "/state/store", samples: samples)
