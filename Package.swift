@@ -22,13 +22,18 @@ let package = Package(
         .library(name: "StrapSimulator", targets: ["StrapSimulator"]),
         .library(name: "StrapSystem", targets: ["StrapSystem"]),
         .library(name: "StrapDaemon", targets: ["StrapDaemon"]),
+        .library(name: "StrapMQTTProtocol", targets: ["StrapMQTTProtocol"]),
         .library(name: "CShims", targets: ["CShims"]),
+        // The benchmark's live-latency peer uses the same libmosquitto module.
+        .library(name: "CMosquitto", targets: ["CMosquitto"]),
     ],
     targets: [
         // Layer 1: C system libraries (Debian -dev packages) and the one C shim.
         .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CBluetooth", pkgConfig: "bluez", providers: [.apt(["libbluetooth-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        // The MQTT client behind the publisher (docs/mqtt.md): no hand-written MQTT.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
         // The HCI connection lookup behind link quality; StrapBluetooth's C companion.
         .target(name: "CHCI"),
@@ -40,6 +45,8 @@ let package = Package(
         .target(name: "StrapGATT"),
         .target(name: "StrapWire"),
         .target(name: "StrapDBus"),
+        // MQTT topics, payloads, Home Assistant discovery, the delivery window (docs/mqtt.md).
+        .target(name: "StrapMQTTProtocol", dependencies: ["StrapModel", "StrapWire"]),
 
         // Layer 3: domain model and configuration.
         .target(name: "StrapModel", dependencies: ["StrapWire"]),
@@ -56,11 +63,14 @@ let package = Package(
         .target(name: "StrapSystem", dependencies: ["StrapOS", "CSystemd", "CShims", "StrapWire"]),
         .target(name: "StrapBlueZ", dependencies: ["StrapOS", "StrapDBus", "StrapGATT", "CSystemd", "CShims"]),
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
+        // The publisher: the store as an anchored follower, delivered through libmosquitto.
+        .target(name: "StrapMQTT", dependencies: ["StrapMQTTProtocol", "StrapStore", "StrapModel", "StrapWire", "StrapConfig",
+                                                  "StrapOS", "CMosquitto"]),
         .target(name: "StrapBluetooth", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "StrapIngest", "StrapModel",
                                                        "StrapConfig", "StrapSystem", "StrapOS", "CBluetooth", "CHCI", "CShims"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel",
                                                     "StrapSimulator", "StrapGATT", "StrapOS", "StrapSystem", "StrapWire",
-                                                    "StrapConfig", "StrapBluetooth"]),
+                                                    "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
@@ -75,6 +85,8 @@ let package = Package(
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
         .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
+        .testTarget(name: "StrapMQTTTests", dependencies: ["StrapMQTTProtocol", "StrapMQTT", "StrapModel", "StrapConfig", "StrapWire",
+                                                         "ThirdPartyReaders"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
         .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapOS", "StrapModel", "strap-store-torture"]),

@@ -17,12 +17,12 @@ let package = Package(
     targets: [
         // The store benchmark's peer.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
-        // The live-latency benchmark's peer (a mosquitto broker's clients).
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         // Counts malloc calls (heap allocations per decoded packet); linked by strap-bench alone.
         .target(name: "AllocationCounter"),
         .executableTarget(name: "strap-bench", dependencies: [
-            "CSQLite", "CMosquitto", "AllocationCounter",
+            "CSQLite", "AllocationCounter",
+            .product(name: "CMosquitto", package: "strapd"),
+            .product(name: "StrapMQTTProtocol", package: "strapd"),
             .product(name: "StrapGATT", package: "strapd"),
             .product(name: "StrapWire", package: "strapd"),
             .product(name: "StrapModel", package: "strapd"),

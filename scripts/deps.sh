@@ -10,6 +10,7 @@ BUILD=(
   libsystemd-dev        # sd-bus (BlueZ over D-Bus), sd-daemon (notify, socket activation), sd-journal
   libbluetooth-dev      # HCI connection info / LE Read RSSI for link quality
   zlib1g-dev            # crc32 for store record checksums
+  libmosquitto-dev      # the MQTT publisher's client library (docs/mqtt.md)
 )
 TEST=(
   dbus                  # a private dbus-daemon for the BlueZ integration tests
@@ -19,11 +20,13 @@ TEST=(
   # export tests (docs/export.md): scripts/pyvenv.sh builds .build/venv with the pinned readers
   python3-venv          # python3 -m venv for scripts/pyvenv.sh
   gpsbabel              # a third reader of the FIT and TCX exports (-i garmin_fit / -i gtrnctr)
+  mosquitto             # the MQTT tests' brokers (started per test on loopback; bridged pairs)
+  mosquitto-clients     # mosquitto_sub/mosquitto_pub: the tests' second consumer, the docs' recipes
+  openssl               # the MQTT TLS tests' certificates (Tests/Fixtures/mqtt/make_certs.sh)
 )
 BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
   mosquitto             # the benchmark's peer for live latency: a broker strap-bench starts on loopback
-  libmosquitto-dev      # its client library, linked by strap-bench only (publisher and subscribers)
 )
 [ $# -gt 0 ] || set -- build
 PKGS=("${BUILD[@]}")

@@ -73,7 +73,7 @@ public enum ConfigParser {
                         errors.append(ConfigDiagnostic(origin: origin, key: nil, message: error.reason))
                         sectionKnown = false
                     }
-                } else if !["daemon", "store", "bluetooth", "access", "simulate"].contains(name) {
+                } else if !["daemon", "store", "bluetooth", "access", "simulate", "mqtt"].contains(name) {
                     warnings.append(ConfigDiagnostic(origin: origin, key: nil, message: "unknown section [\(name)]; its keys are ignored"))
                     sectionKnown = false
                 }

@@ -106,7 +106,7 @@ public enum ConfigSchema {
                       c.simulate.devices = out
                   },
                   render: { $0.simulate.devices.map(\.rawValue).joined(separator: ", ") }),
-    ]
+    ] + mqttKeys
 
     /// `read_types.<principal>` in `[access]`: dynamic key, reloadable.
     static func applyReadTypes(_ c: inout Configuration, principal: String, value: String) throws(ConfigValue.Invalid) {

@@ -7,6 +7,8 @@ public struct Configuration: Sendable, Equatable {
     public var bluetooth = Bluetooth()
     public var access = Access()
     public var simulate = Simulate()
+    /// `[mqtt]`: the publisher is off unless a broker is named (docs/mqtt.md).
+    public var mqtt = MQTT()
     /// Per-device settings by normalised (upper-case) address.
     public var devices: [String: DeviceSettings] = [:]
 

@@ -29,6 +29,8 @@ public final class Daemon: @unchecked Sendable {
     private var frontEndService: FrontEndService?
     private var source: SourceService?
     private var recorderService: RecorderService?
+    private var mqttService: MQTTService?
+    private let environment: [String: String]
     /// Confined to `queue`.
     private var lastStatus = ""
     private var rate = RateMeter()
@@ -39,6 +41,7 @@ public final class Daemon: @unchecked Sendable {
 
     public init(options: DaemonOptions, environment: [String: String]) throws(StartupError) {
         self.options = options
+        self.environment = environment
         let parsed = try DaemonSetup.loadConfiguration(options)
         configuration = parsed.configuration
         logger = Logger(level: DaemonSetup.logLevel(parsed.configuration.daemon.logLevel),
@@ -74,7 +77,8 @@ public final class Daemon: @unchecked Sendable {
                                        status: { [weak self] in self?.currentStatus() ?? DaemonStatus.empty },
                                        storeDegraded: { [weak self] in self?.storeDegradedChanged($0) })
         let recorder = options.record.map { RecorderService(path: $0, frontEnd: frontEnd) }
-        (storeService, self.source, frontEndService, recorderService) = (store, source, frontEnd, recorder)
+        let mqtt = c.mqtt.enabled ? MQTTService(configuration: c, frontEnd: frontEnd, logger: logger, environment: environment) : nil
+        (storeService, self.source, frontEndService, recorderService, mqttService) = (store, source, frontEnd, recorder, mqtt)
         var statusTimer: DispatchSourceTimer?
         var watchdog: WatchdogPinger?
         var signals: SignalWatcher?
@@ -83,6 +87,9 @@ public final class Daemon: @unchecked Sendable {
             workouts,
             frontEnd,
             recorder,
+            // Stops after the final flush below: what the source delivered last is published
+            // (or stays behind the persisted cursor) before the broker hears `offline`.
+            mqtt,
             ServiceSteps("pipeline", start: {}, stop: { [self] in flushPipeline() }),
             source,
             ServiceSteps("status", start: { [self] in statusTimer = makeStatusTimer() }, stop: { statusTimer?.cancel() }),
@@ -144,7 +151,7 @@ public final class Daemon: @unchecked Sendable {
                             connectedSensors: context.directory.connectedCount, knownSensors: context.devices.snapshot().filter(\.known).count,
                             sampleRate: rate.perSecond, pipeline: context.pipeline.counters, store: storeStatus,
                             degraded: degraded.map { "store: \($0)" } ?? bluetooth?.degraded.map { "bluetooth: \($0)" }, clients: frontEnd?.clientCount ?? 0,
-                            liveSubscribers: context.live.subscriberCount)
+                            liveSubscribers: context.live.subscriberCount, mqtt: mqttService?.publisher?.status)
     }
 
     private func storeDegradedChanged(_ reason: String?) {
@@ -172,8 +179,8 @@ public final class Daemon: @unchecked Sendable {
             bluetooth?.reload(bluetooth: new.bluetooth, devices: new.devices)
             // The BusLog threshold follows the new log level.
             if bluetooth != nil && options.forwardBusLog { BlueZDeviceService.forwardBusLog(to: logger) }
-            if new.daemon != configuration.daemon || new.store != configuration.store {
-                logger.warning("reload: [daemon] and [store] changes take effect after a restart")
+            if new.daemon != configuration.daemon || new.store != configuration.store || new.mqtt != configuration.mqtt {
+                logger.warning("reload: [daemon], [store] and [mqtt] changes take effect after a restart")
             }
             configuration = new
             logger.notice("configuration reloaded from \(options.configPath)")
@@ -200,7 +207,7 @@ extension DaemonStatus {
     /// Public for in-process front ends that never report status (strap-bench).
     public static let empty = DaemonStatus(version: Daemon.version, startedAt: 0, mode: "", connectedSensors: 0, knownSensors: 0,
                                     sampleRate: 0, pipeline: .init(), store: nil,
-                                    degraded: nil, clients: 0, liveSubscribers: 0)
+                                    degraded: nil, clients: 0, liveSubscribers: 0, mqtt: nil)
 }
 
 /// Samples per second over the last status interval.

@@ -1,4 +1,5 @@
 import StrapIngest
+import StrapMQTT
 import StrapModel
 import StrapStore
 import StrapWire
@@ -20,6 +21,8 @@ public struct DaemonStatus: Sendable {
     public var degraded: String?
     public var clients: Int
     public var liveSubscribers: Int
+    /// The MQTT publisher (docs/mqtt.md); nil when `[mqtt]` names no broker.
+    public var mqtt: MQTTStatus?
 
     /// The one-line summary for `systemctl status`.
     public var summary: String {

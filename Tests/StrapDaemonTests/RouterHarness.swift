@@ -49,7 +49,7 @@ final class RouterHarness: @unchecked Sendable {
             status: { f in
                 DaemonStatus(version: "test", startedAt: 1_700_000_000_000, mode: "simulate", connectedSensors: f.directory.connectedCount,
                              knownSensors: f.context.devices.snapshot().count, sampleRate: 0, pipeline: f.pipeline.counters,
-                             store: f.store.status, degraded: nil, clients: 0, liveSubscribers: 0)
+                             store: f.store.status, degraded: nil, clients: 0, liveSubscribers: 0, mqtt: nil)
             }
         ) { _ in service }
         frontEnd.start()

@@ -84,8 +84,8 @@ extension RequestRouter {
         for item in AnchoredItem.merged(page) {
             scratch.removeAll(keepingCapacity: true)
             switch item {
-            case .added(let o): SampleEncoder.append(o, into: &scratch)
-            case .deleted(let d): SampleEncoder.append(d, into: &scratch)
+            case .added(let o): SampleJSON.append(o, into: &scratch)
+            case .deleted(let d): SampleJSON.append(d, into: &scratch)
             }
             if added.count + deleted.count + scratch.count > budget, !(added.isEmpty && deleted.isEmpty) {
                 cut = true
@@ -301,10 +301,10 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             scratch.removeAll(keepingCapacity: true)
             switch item {
             case .added(let o):
-                SampleEncoder.append(o, into: &scratch)
+                SampleJSON.append(o, into: &scratch)
                 Reply.appendEvent(id: id, kind: "added", dataJSON: scratch, into: &lines)
             case .deleted(let d):
-                SampleEncoder.append(d, into: &scratch)
+                SampleJSON.append(d, into: &scratch)
                 Reply.appendEvent(id: id, kind: "deleted", dataJSON: scratch, into: &lines)
             }
         }

@@ -119,7 +119,7 @@ final class LiveFanout: @unchecked Sendable {
     static func encode(_ event: LiveEvent) -> Encoded {
         switch event {
         case .sample(let s):
-            return Encoded(address: s.device.address, type: s.type, kind: "sample", data: SampleEncoder.bytes(s, durable: false))
+            return Encoded(address: s.device.address, type: s.type, kind: "sample", data: SampleJSON.bytes(s, durable: false))
         case let .change(address, change):
             return Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(DaemonJSON.change(address, change))))
         case let .link(address, up, reason, time):

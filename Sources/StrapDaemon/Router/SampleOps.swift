@@ -31,7 +31,7 @@ extension RequestRouter {
             for s in samples {
                 let mark = body.count
                 if written > 0 { body.append(UInt8(ascii: ",")) }
-                SampleEncoder.append(s, into: &body)
+                SampleJSON.append(s, into: &body)
                 if body.count > budget { body.removeSubrange(mark...); break }
                 written += 1
             }

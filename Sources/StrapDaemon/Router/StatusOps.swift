@@ -1,4 +1,5 @@
 import StrapModel
+import StrapMQTT
 import StrapWire
 
 extension RequestRouter {
@@ -29,7 +30,7 @@ extension RequestRouter {
             "events": .int(Int64(s.pipeline.events)), "samples": .int(Int64(s.pipeline.samples)),
             "rejected": .int(Int64(s.pipeline.rejected)), "dropped": .int(Int64(s.pipeline.dropped)),
         ]
-        return [
+        var o: JSONObject = [
             "version": .string(s.version),
             "startedAt": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: s.startedAt)),
             "mode": .string(s.mode),
@@ -42,6 +43,21 @@ extension RequestRouter {
             "liveSubscribers": .int(Int64(s.liveSubscribers)),
             "pipeline": .object(pipeline),
             "store": store,
+        ]
+        o["mqtt"] = s.mqtt.map { .object(mqttJSON($0)) } ?? .null
+        return o
+    }
+
+    static func mqttJSON(_ m: MQTTStatus) -> JSONObject {
+        [
+            "state": .string(m.state.rawValue), "broker": .string(m.broker),
+            "cursor": .int(Int64(clamping: m.cursor)), "lagItems": .int(Int64(clamping: m.lagItems)),
+            "lagSeconds": .double((m.lagSeconds * 10).rounded() / 10),
+            "published": .int(Int64(clamping: m.published)), "acknowledged": .int(Int64(clamping: m.acknowledged)),
+            "connects": .int(Int64(clamping: m.connects)),
+            "lastError": m.lastError.map(JSONValue.string) ?? .null,
+            "lastErrorAt": m.lastErrorAt.map { .string(RFC3339Timestamp.format(millisecondsSinceEpoch: $0)) } ?? .null,
+            "retryIn": m.retryIn.map { .double(($0 * 10).rounded() / 10) } ?? .null,
         ]
     }
 

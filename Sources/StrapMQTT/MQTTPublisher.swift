@@ -1,0 +1,427 @@
+import CMosquitto
+import Dispatch
+import Glibc
+import StrapModel
+import StrapMQTTProtocol
+import StrapOS
+import StrapStore
+import Synchronization
+
+/// The MQTT publisher (docs/mqtt.md): the store read as an anchored follower from a cursor
+/// of its own, each item published at the configured QoS, the cursor advanced and persisted
+/// only over what the broker acknowledged. Retained state (device states, discovery, workout
+/// state) is kept by topic and published again after every reconnect. Everything runs on
+/// `queue`; libmosquitto's network thread only hands acknowledgements and connection events
+/// over. The store never waits for the broker: a slow or absent broker only leaves the
+/// cursor behind.
+public final class MQTTPublisher: @unchecked Sendable {
+    public enum LogLevel: Sendable { case notice, warning, error }
+
+    public let settings: MQTTSettings
+    let queue = DispatchQueue(label: "strapd.mqtt")
+    private let store: Store
+    private let log: @Sendable (LogLevel, String) -> Void
+    private let random: @Sendable () -> Double
+
+    // Confined to `queue`.
+    private var client: MosquittoClient?
+    private var generation = 0
+    private var connected = false
+    private var stopping = false
+    private var window: DeliveryWindow
+    private var backoff = ReconnectBackoff()
+    private var persisted: UInt64
+    private var retained: [String: [UInt8]] = [:]
+    private var retainedOrder: [String] = []
+    private var topicCache: [TopicKey: String] = [:]
+    private var caughtUpAt: Double
+    private var lastLibraryLog: String?
+    private var timer: DispatchSourceTimer?
+    private var observation: CommitObservation?
+    private var payload: [UInt8] = []
+    private var pendingConnack: Int32?
+
+    private let acks = Mutex<[(mid: Int32, reason: Int32)]>([])
+    private let pumpScheduled = Atomic<Bool>(false)
+    private let snapshot = Mutex(MQTTStatus())
+
+    private struct TopicKey: Hashable {
+        var address: String
+        var type: QuantityType
+    }
+
+    /// Reads the cursor file; `start` connects.
+    public init(store: Store, settings: MQTTSettings, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                log: @escaping @Sendable (LogLevel, String) -> Void) {
+        self.store = store
+        self.settings = settings
+        self.log = log
+        self.random = random
+        var start: UInt64 = 0
+        switch DeliveryCursor.load(settings.cursorPath) {
+        case .none:
+            log(.notice, "mqtt: no delivery cursor yet; publishing the store from its beginning")
+        case .found(let c) where c.broker == settings.broker.description && c.prefix == settings.topics.prefix:
+            start = c.anchor
+        case .found(let c):
+            log(.notice, "mqtt: the cursor at \(c.anchor) was for \(c.broker) under \(c.prefix); publishing the store from its beginning to \(settings.broker) under \(settings.topics.prefix)")
+        case .damaged(let why):
+            log(.error, "mqtt: delivery cursor \(settings.cursorPath) is damaged (\(why)); publishing the store from its beginning (consumers de-duplicate by uuid)")
+        }
+        window = DeliveryWindow(capacity: settings.maxInflight, cursor: start)
+        persisted = start
+        caughtUpAt = Self.now()
+        snapshot.withLock { $0.broker = settings.broker.description; $0.cursor = start }
+    }
+
+    public var status: MQTTStatus {
+        var s = snapshot.withLock { $0 }
+        let latest = store.latestAnchor
+        s.lagItems = latest > s.cursor ? latest - s.cursor : 0
+        return s
+    }
+
+    public func start() {
+        queue.async { [self] in
+            observation = store.observeCommits { [weak self] _ in self?.schedulePump() }
+            let t = DispatchSource.makeTimerSource(queue: queue)
+            t.schedule(deadline: .now() + 1, repeating: 1)
+            t.setEventHandler { [weak self] in self?.tick() }
+            t.resume()
+            timer = t
+            connect()
+        }
+    }
+
+    /// Graceful: `offline` published, what is in flight given up to a second to be
+    /// acknowledged, the cursor persisted, DISCONNECT sent (so the Last Will stays unused).
+    public func stop() {
+        queue.sync { [self] in
+            stopping = true
+            observation?.cancel()
+            timer?.cancel()
+            if let client, connected {
+                _ = publishRaw(client, topic: settings.topics.status, bytes: Array("offline".utf8), qos: 1, retain: true)
+                let deadline = Self.now() + 1
+                while window.inFlight > 0 && Self.now() < deadline {
+                    usleep(2_000)
+                    drainAcknowledgements()
+                }
+                client.disconnect()
+                usleep(20_000)
+            }
+            teardown()
+            persist()
+            update { $0.state = .stopped }
+        }
+    }
+
+    /// Keeps `bytes` as the retained state of `topic`, published now when connected and
+    /// again after every reconnect. Empty `bytes` clears the topic on the broker.
+    public func retain(topic: String, bytes: [UInt8]) {
+        queue.async { [self] in
+            if bytes.isEmpty {
+                if retained.removeValue(forKey: topic) != nil { retainedOrder.removeAll { $0 == topic } }
+            } else {
+                if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
+            }
+            if let client, connected { _ = publishRaw(client, topic: topic, bytes: bytes, qos: settings.qos == 0 ? 0 : 1, retain: true) }
+        }
+    }
+
+    /// Waits until what was queued before has run (tests).
+    public func sync() { queue.sync {} }
+
+    // MARK: connection
+
+    private func connect() {
+        guard !stopping else { return }
+        generation += 1
+        let gen = generation
+        update { $0.state = .connecting; $0.retryIn = nil }
+        let s = settings
+        let options = MosquittoClient.Options(
+            clientID: s.clientID, protocolVersion: s.protocolVersion == .v5 ? MQTT_PROTOCOL_V5 : MQTT_PROTOCOL_V311,
+            username: s.username, password: s.password, caFile: s.caFile, certFile: s.certFile, keyFile: s.keyFile,
+            tls: s.tls, tlsVerify: s.tlsVerify, maxInflight: s.maxInflight, will: (s.topics.status, "offline"))
+        let events = MosquittoClient.Events(
+            connected: { [weak self] rc in self?.onQueue(gen) { $0.connected(rc) } },
+            disconnected: { [weak self] rc in self?.onQueue(gen) { $0.failed(.lost(rc)) } },
+            acknowledged: { [weak self] mid, reason in self?.acknowledged(mid, reason) },
+            logged: { [weak self] _, text in self?.onQueue(gen) { $0.lastLibraryLog = text } })
+        // Connecting blocks (DNS, TCP, TLS): off the queue, so acknowledgements, status and
+        // stop are never stuck behind an unreachable broker.
+        DispatchQueue.global().async { [weak self] in
+            let result: Result<MosquittoClient, MQTTError>
+            do throws(MQTTError) {
+                let c = try MosquittoClient(options, events: events)
+                let (host, port): (String, Int) = switch s.broker {
+                case let .tcp(h, p): (h, p)
+                case let .unix(path): (path, 0)
+                }
+                do throws(MQTTError) { try c.connect(host: host, port: port, keepAlive: s.keepAlive) } catch {
+                    c.close()
+                    throw error
+                }
+                result = .success(c)
+            } catch {
+                result = .failure(error)
+            }
+            guard let self else {
+                if case .success(let c) = result { c.close() }
+                return
+            }
+            queue.async { [self] in
+                guard gen == generation, !stopping else {
+                    if case .success(let c) = result { DispatchQueue.global().async { c.close() } }
+                    return
+                }
+                switch result {
+                case .success(let c):
+                    client = c
+                    // The CONNACK may have overtaken this hop.
+                    if let rc = pendingConnack { pendingConnack = nil; connected(rc) }
+                case .failure(let e): failed(e)
+                }
+            }
+        }
+    }
+
+    /// Runs `body` on the queue if attempt `gen` is still the current one.
+    private func onQueue(_ gen: Int, _ body: @escaping @Sendable (MQTTPublisher) -> Void) {
+        queue.async { [weak self] in
+            guard let self, gen == generation, !stopping else { return }
+            body(self)
+        }
+    }
+
+    private func connected(_ rc: Int32) {
+        guard rc == 0 else { return failed(.refused(rc)) }
+        guard let client else { pendingConnack = rc; return }
+        connected = true
+        backoff.reset()
+        window.reset()
+        update { $0.state = .connected; $0.connects += 1; $0.retryIn = nil }
+        log(.notice, "mqtt: connected to \(settings.broker) as \(settings.clientID), publishing under \(settings.topics.prefix)/ from anchor \(window.cursor)")
+        _ = publishRaw(client, topic: settings.topics.status, bytes: Array("online".utf8), qos: 1, retain: true)
+        for topic in retainedOrder { _ = publishRaw(client, topic: topic, bytes: retained[topic]!, qos: settings.qos == 0 ? 0 : 1, retain: true) }
+        pump()
+    }
+
+    private func failed(_ error: MQTTError) {
+        var text = error.description
+        if let detail = lastLibraryLog, case .lost = error { text += " (\(detail))" } else if let detail = lastLibraryLog, case .library = error {
+            text += " (\(detail))"
+        }
+        lastLibraryLog = nil
+        teardown()
+        guard !stopping else { return }
+        let delay = backoff.next(unit: random())
+        let seconds = Double(delay.components.seconds) + Double(delay.components.attoseconds) / 1e18
+        log(backoff.attempts == 1 ? .warning : .error, "mqtt: \(settings.broker): \(text); retrying in \((seconds * 10).rounded() / 10) s")
+        update {
+            $0.state = .waiting
+            $0.lastError = text
+            $0.lastErrorAt = Int64(Self.wall() * 1000)
+            $0.retryIn = seconds
+        }
+        generation += 1
+        let gen = generation
+        queue.asyncAfter(deadline: .now() + seconds) { [weak self] in
+            guard let self, gen == generation, !stopping else { return }
+            connect()
+        }
+    }
+
+    private func teardown() {
+        connected = false
+        pendingConnack = nil
+        window.reset()
+        if let c = client {
+            client = nil
+            // Joining the network thread: not from the queue its callbacks hop onto.
+            DispatchQueue.global().async { c.close() }
+        }
+    }
+
+    // MARK: delivery
+
+    private func schedulePump() {
+        guard !pumpScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        queue.async { [self] in
+            pumpScheduled.store(false, ordering: .releasing)
+            pump()
+        }
+    }
+
+    private func acknowledged(_ mid: Int32, _ reason: Int32) {
+        let first = acks.withLock { a in
+            a.append((mid, reason))
+            return a.count == 1
+        }
+        if first { queue.async { [self] in drainAcknowledgements(); pump() } }
+    }
+
+    private func drainAcknowledgements() {
+        let batch = acks.withLock { a in
+            let b = a
+            a.removeAll(keepingCapacity: true)
+            return b
+        }
+        guard connected else { return }
+        var counted: UInt64 = 0
+        for (mid, reason) in batch {
+            if reason >= 0x80 {
+                // MQTT 5 reason: the broker did not take it (an ACL, a quota). Not delivered:
+                // the connection is dropped and the message published again after the backoff.
+                return failed(.rejected(topic: "a strapd topic (message \(mid))", reason: reason))
+            }
+            if window.acknowledged(mid: mid) { counted += 1 }
+        }
+        noteProgress(acknowledged: counted)
+    }
+
+    /// Publishes from the store while the window has room.
+    private func pump() {
+        guard connected, let client, !stopping else { return }
+        var sent: UInt64 = 0
+        defer { noteProgress(published: sent) }
+        while window.hasRoom {
+            let page: AnchoredResult
+            do throws(StrapError) {
+                page = try store.anchored(types: readTypes, anchor: window.published, limit: min(window.room, 512))
+            } catch {
+                if case .anchorExpired(let oldest) = error {
+                    log(.warning, "mqtt: items \(window.published + 1)…\(oldest) expired from the store before they were delivered")
+                    window.jump(to: oldest)
+                    continue
+                }
+                log(.error, "mqtt: reading the store: \(error)")
+                return
+            }
+            if page.added.isEmpty && page.deleted.isEmpty {
+                window.skipped(upTo: page.anchor)
+                return
+            }
+            var d = 0
+            for object in page.added {
+                // Deletions before this object, as one tombstone message.
+                var end = d
+                while end < page.deleted.count && page.deleted[end].anchor < object.anchor { end += 1 }
+                if end > d {
+                    guard send(client, tombstones: page.deleted[d..<end]) else { return }
+                    sent += 1
+                    d = end
+                }
+                guard send(client, object: object) else { return }
+                sent += 1
+            }
+            if d < page.deleted.count {
+                guard send(client, tombstones: page.deleted[d...]) else { return }
+                sent += 1
+            }
+            window.skipped(upTo: page.anchor)
+        }
+    }
+
+    private var readTypes: Set<ObjectType>? {
+        guard let types = settings.types else { return nil }
+        return Set(types.map { ObjectType.quantity($0) } + [.workout])
+    }
+
+    private func send(_ client: MosquittoClient, object: StoredObject) -> Bool {
+        let topic: String
+        switch object {
+        case .sample(let s):
+            let key = TopicKey(address: s.device.address, type: s.type)
+            if let t = topicCache[key] { topic = t } else {
+                topic = settings.topics.sample(address: s.device.address, type: s.type)
+                if topicCache.count > 4096 { topicCache.removeAll() }
+                topicCache[key] = topic
+            }
+        case .workout:
+            topic = settings.topics.savedWorkouts
+        }
+        payload.removeAll(keepingCapacity: true)
+        SampleJSON.append(object, into: &payload)
+        return deliver(client, topic: topic, upTo: object.anchor)
+    }
+
+    private func send(_ client: MosquittoClient, tombstones: ArraySlice<DeletedObject>) -> Bool {
+        payload.removeAll(keepingCapacity: true)
+        payload.append(contentsOf: #"{"deleted":["#.utf8)
+        for (i, t) in tombstones.enumerated() {
+            if i > 0 { payload.append(UInt8(ascii: ",")) }
+            SampleJSON.append(t, into: &payload)
+        }
+        payload.append(contentsOf: "]}".utf8)
+        return deliver(client, topic: settings.topics.deleted, upTo: tombstones.last!.anchor)
+    }
+
+    private func deliver(_ client: MosquittoClient, topic: String, upTo anchor: UInt64) -> Bool {
+        let result = payload.withUnsafeBytes { client.publish(topic: topic, payload: $0, qos: settings.qos, retain: false) }
+        switch result {
+        case .success(let mid):
+            if settings.qos == 0 { window.skipped(upTo: anchor) } else { window.published(mid: mid, upTo: anchor) }
+            return true
+        case .failure(let e):
+            // Not connected any more: the disconnect callback follows and restarts from the cursor.
+            if case .library(_, let rc) = e, rc == MOSQ_ERR_NO_CONN.rawValue || rc == MOSQ_ERR_CONN_LOST.rawValue { return false }
+            failed(e)
+            return false
+        }
+    }
+
+    private func publishRaw(_ client: MosquittoClient, topic: String, bytes: [UInt8], qos: Int, retain: Bool) -> Bool {
+        if case .failure(let e) = bytes.withUnsafeBytes({ client.publish(topic: topic, payload: $0, qos: qos, retain: retain) }) {
+            log(.warning, "mqtt: publishing \(topic): \(e)")
+            return false
+        }
+        return true
+    }
+
+    // MARK: cursor and status
+
+    private func noteProgress(published: UInt64 = 0, acknowledged: UInt64 = 0) {
+        let now = Self.now()
+        if window.cursor >= store.latestAnchor { caughtUpAt = now }
+        let cursor = window.cursor, behind = now - caughtUpAt
+        update {
+            $0.published &+= published
+            $0.acknowledged &+= acknowledged
+            $0.cursor = cursor
+            $0.lagSeconds = behind
+        }
+    }
+
+    private func tick() {
+        noteProgress()
+        persist()
+        if connected { pump() }
+    }
+
+    private func persist() {
+        guard window.cursor != persisted else { return }
+        let c = DeliveryCursor(anchor: window.cursor, broker: settings.broker.description, prefix: settings.topics.prefix)
+        do throws(SystemCallError) {
+            try c.save(settings.cursorPath)
+            persisted = c.anchor
+        } catch {
+            log(.error, "mqtt: cannot persist the delivery cursor: \(error) (delivery continues; a restart republishes from \(persisted))")
+        }
+    }
+
+    private func update(_ body: (inout MQTTStatus) -> Void) { snapshot.withLock { body(&$0) } }
+
+    static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    static func wall() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

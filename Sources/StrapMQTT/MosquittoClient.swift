@@ -1,0 +1,151 @@
+import CMosquitto
+import Glibc
+import Synchronization
+
+/// One libmosquitto client (one connection attempt and its network thread). The publisher
+/// makes a new one for every attempt and closes it for good when the connection ends: a
+/// client's own retry queue and reconnect loop would resend what the publisher resends
+/// itself from its cursor, so neither is used.
+final class MosquittoClient: @unchecked Sendable {
+    struct Events: Sendable {
+        var connected: @Sendable (_ code: Int32) -> Void
+        var disconnected: @Sendable (_ code: Int32) -> Void
+        var acknowledged: @Sendable (_ mid: Int32, _ reason: Int32) -> Void
+        var logged: @Sendable (_ level: Int32, _ message: String) -> Void
+    }
+
+    struct Options: Sendable {
+        var clientID: String
+        var protocolVersion: Int32
+        var username: String?
+        var password: String?
+        var caFile: String?
+        var certFile: String?
+        var keyFile: String?
+        var tls: Bool
+        var tlsVerify: Bool
+        var maxInflight: Int
+        var will: (topic: String, payload: String)?
+    }
+
+    private static let initialized: Bool = { mosquitto_lib_init(); return true }()
+
+    private let handle: OpaquePointer
+    private let events: Events
+    private var loopRunning = false
+    private let closed = Atomic<Bool>(false)
+
+    init(_ o: Options, events: Events) throws(MQTTError) {
+        _ = Self.initialized
+        self.events = events
+        // clean_session: the cursor, not the broker, remembers what was delivered.
+        guard let h = mosquitto_new(o.clientID, true, nil) else { throw .system("mosquitto_new", String(cString: strerror(errno))) }
+        handle = h
+        mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
+        do throws(MQTTError) {
+            try check("protocol", mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, o.protocolVersion))
+            _ = mosquitto_int_option(h, MOSQ_OPT_TCP_NODELAY, 1)
+            // Our window bounds what is in flight; libmosquitto must not queue behind it.
+            try check("max_inflight", mosquitto_max_inflight_messages_set(h, UInt32(o.maxInflight)))
+            if o.protocolVersion == MQTT_PROTOCOL_V5 { _ = mosquitto_int_option(h, MOSQ_OPT_SEND_MAXIMUM, Int32(min(o.maxInflight, 65535))) }
+            if let u = o.username { try check("username", mosquitto_username_pw_set(h, u, o.password)) }
+            if o.tls {
+                if o.caFile == nil { try check("tls os certs", mosquitto_int_option(h, MOSQ_OPT_TLS_USE_OS_CERTS, 1)) }
+                try check("tls", mosquitto_tls_set(h, o.caFile, nil, o.certFile, o.keyFile, nil))
+                if !o.tlsVerify {
+                    try check("tls_opts", mosquitto_tls_opts_set(h, 0, nil, nil))
+                    try check("tls_insecure", mosquitto_tls_insecure_set(h, true))
+                }
+            }
+            if let w = o.will {
+                try check("will", mosquitto_will_set(h, w.topic, Int32(w.payload.utf8.count), w.payload, 1, true))
+            }
+            // A client left alone must not reconnect on its own before `close` ends it.
+            _ = mosquitto_reconnect_delay_set(h, 3600, 3600, false)
+        } catch {
+            mosquitto_destroy(h)
+            throw error
+        }
+        mosquitto_connect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.connected(rc) }
+        mosquitto_disconnect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.disconnected(rc) }
+        mosquitto_publish_v5_callback_set(h) { _, obj, mid, reason, _ in MosquittoClient.client(obj)?.events.acknowledged(mid, reason) }
+        mosquitto_log_callback_set(h) { _, obj, level, text in
+            guard level & Int32(MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }
+            MosquittoClient.client(obj)?.events.logged(level, String(cString: text))
+        }
+    }
+
+    private static func client(_ obj: UnsafeMutableRawPointer?) -> MosquittoClient? {
+        guard let obj else { return nil }
+        let c = Unmanaged<MosquittoClient>.fromOpaque(obj).takeUnretainedValue()
+        return c.closed.load(ordering: .acquiring) ? nil : c
+    }
+
+    /// Blocking: TCP (or unix socket, `port` 0) and, with TLS, the handshake; the broker's
+    /// CONNACK arrives later through `connected`.
+    func connect(host: String, port: Int, keepAlive: Int) throws(MQTTError) {
+        try check("connect", mosquitto_connect(handle, host, Int32(port), Int32(keepAlive)))
+        try check("loop_start", mosquitto_loop_start(handle))
+        loopRunning = true
+    }
+
+    /// The message id, or why nothing was queued.
+    func publish(topic: String, payload: UnsafeRawBufferPointer, qos: Int, retain: Bool) -> Result<Int32, MQTTError> {
+        var mid: Int32 = 0
+        let rc = mosquitto_publish(handle, &mid, topic, Int32(payload.count), payload.baseAddress, Int32(qos), retain)
+        return rc == MOSQ_ERR_SUCCESS.rawValue ? .success(mid) : .failure(MQTTError("publish", rc))
+    }
+
+    /// Sends DISCONNECT (the broker then drops the Last Will) when still connected.
+    func disconnect() { _ = mosquitto_disconnect(handle) }
+
+    /// Stops the network thread and frees the client; no callback runs after this returns.
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if loopRunning { _ = mosquitto_loop_stop(handle, true) }
+        mosquitto_destroy(handle)
+    }
+
+    deinit { close() }
+
+    private func check(_ call: String, _ rc: Int32) throws(MQTTError) {
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(call, rc) }
+    }
+}
+
+/// Why the broker is not reached (docs/mqtt.md#errors): shown in the log and in `status`.
+public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A libmosquitto call failed (`MOSQ_ERR_*`).
+    case library(String, Int32)
+    /// A system call under libmosquitto failed (connection refused, no such host, ...).
+    case system(String, String)
+    /// The broker refused the connection (CONNACK return or MQTT 5 reason code).
+    case refused(Int32)
+    /// The connection ended (`code` 0: we asked for it).
+    case lost(Int32)
+    /// The broker answered a publish with an MQTT 5 failure reason (not authorised: an ACL).
+    case rejected(topic: String, reason: Int32)
+    case configuration(String)
+
+    /// errno is read here, right after the failing call.
+    init(_ call: String, _ rc: Int32) {
+        self = rc == MOSQ_ERR_ERRNO.rawValue ? .system(call, String(cString: strerror(errno))) : .library(call, rc)
+    }
+
+    public var description: String {
+        switch self {
+        case let .library(call, rc):
+            return "\(call): \(String(cString: mosquitto_strerror(rc)))"
+        case let .system(call, message):
+            return "\(call): \(message)"
+        case let .refused(rc):
+            return "broker refused the connection: \(rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : String(cString: mosquitto_connack_string(rc)))"
+        case let .lost(rc):
+            return rc == 0 ? "disconnected" : "connection lost: \(String(cString: mosquitto_strerror(rc)))"
+        case let .rejected(topic, reason):
+            return "broker rejected a publish to \(topic): \(String(cString: mosquitto_reason_string(reason)))"
+        case let .configuration(text):
+            return text
+        }
+    }
+}

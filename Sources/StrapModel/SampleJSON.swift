@@ -1,0 +1,95 @@
+import FoundationEssentials
+import StrapWire
+
+/// Hand-written JSON for the hot paths (anchored pages, follow and live): one pass into a
+/// byte buffer, no intermediate `JSONValue` tree, no Foundation encoder. The shape is the
+/// one `Sample`'s Codable conformance defines (docs/protocol.md#shapes).
+public enum SampleJSON {
+    /// `durable` is false for live samples: not stored yet, they have neither an anchor nor
+    /// their UUID (which the store derives from the anchor).
+    public static func append(_ s: Sample, durable: Bool = true, into out: inout [UInt8]) {
+        if durable {
+            out.append(contentsOf: #"{"uuid":""#.utf8)
+            out.append(contentsOf: s.uuid.uuidString.utf8)
+            out.append(contentsOf: #"","anchor":"#.utf8)
+            out.append(contentsOf: String(s.anchor).utf8)
+            out.append(contentsOf: #","type":""#.utf8)
+        } else {
+            out.append(contentsOf: #"{"type":""#.utf8)
+        }
+        out.append(contentsOf: s.type.rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
+        if s.type == .heartbeatSeries {
+            out.append(contentsOf: #","beats":["#.utf8)
+            for (i, b) in s.beats.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.write(.double(b), into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        } else {
+            out.append(contentsOf: #","value":"#.utf8)
+            JSONWriter.write(.double(s.value), into: &out)
+        }
+        out.append(contentsOf: #","unit":"#.utf8)
+        JSONWriter.writeString(s.type.unit, into: &out)
+        out.append(contentsOf: #","start":""#.utf8)
+        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.start).utf8)
+        out.append(contentsOf: #"","end":""#.utf8)
+        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.end).utf8)
+        out.append(contentsOf: #"","device":"#.utf8)
+        appendDevice(s.device, into: &out)
+        out.append(contentsOf: #","metadata":{"#.utf8)
+        for (i, key) in s.metadata.keys.sorted().enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.writeString(s.metadata[key]!, into: &out)
+        }
+        out.append(contentsOf: "}}".utf8)
+    }
+
+    public static func bytes(_ s: Sample, durable: Bool = true) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(320)
+        append(s, durable: durable, into: &out)
+        return out
+    }
+
+    public static func appendDevice(_ d: Device, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"id":"#.utf8)
+        JSONWriter.writeString(d.id, into: &out)
+        out.append(contentsOf: #","address":"#.utf8)
+        JSONWriter.writeString(d.address, into: &out)
+        out.append(contentsOf: #","name":"#.utf8)
+        JSONWriter.writeString(d.name, into: &out)
+        for (key, value) in [("manufacturer", d.manufacturer), ("model", d.model), ("serial", d.serial), ("firmware", d.firmware)] {
+            guard let value else { continue }
+            out.append(contentsOf: ",\"\(key)\":".utf8)
+            JSONWriter.writeString(value, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    public static func append(_ d: DeletedObject, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"uuid":""#.utf8)
+        out.append(contentsOf: d.uuid.uuidString.utf8)
+        out.append(contentsOf: #"","anchor":"#.utf8)
+        out.append(contentsOf: String(d.anchor).utf8)
+        out.append(contentsOf: #","type":"#.utf8)
+        switch d.type {
+        case .workout: JSONWriter.writeString("workout", into: &out)
+        case .quantity(let q): JSONWriter.writeString(q.rawValue, into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+    }
+
+    /// Workouts are rare and shaped by their own Codable conformance.
+    public static func append(_ object: StoredObject, into out: inout [UInt8]) {
+        switch object {
+        case .sample(let s): append(s, into: &out)
+        case .workout(let w):
+            let data = (try? JSONEncoder().encode(w)) ?? Data("{}".utf8)
+            out.append(contentsOf: data)
+        }
+    }
+}
