@@ -29,6 +29,9 @@ extension Configuration {
         public var homeAssistantPrefix = "homeassistant"
         /// Messages published and not yet acknowledged, at most.
         public var maxInflight = 1024
+        /// Reconnect delays grow from the first to the second (each with jitter).
+        public var reconnectMin = Duration.milliseconds(500)
+        public var reconnectMax = Duration.seconds(60)
 
         public init() {}
 
@@ -43,6 +46,7 @@ extension Configuration {
             if (certFile == nil) != (keyFile == nil) { out.append("mqtt.cert_file and mqtt.key_file go together") }
             if passwordFile != nil && username == nil { out.append("mqtt.password_file needs mqtt.username") }
             if unixSocket != nil && usesTLS { out.append("TLS over mqtt.unix_socket is not supported; use host and port") }
+            if reconnectMin > reconnectMax { out.append("mqtt.reconnect_min is larger than mqtt.reconnect_max") }
             if !enabled && (username != nil || caFile != nil || passwordFile != nil) {
                 out.append("[mqtt] has settings but no broker: set mqtt.host or mqtt.unix_socket")
             }
@@ -119,6 +123,10 @@ extension ConfigSchema {
             }
             c.mqtt.homeAssistantPrefix = v
         }, { $0.mqtt.homeAssistantPrefix }),
+        mqttKey("reconnect_min", { c, v throws(ConfigValue.Invalid) in c.mqtt.reconnectMin = try reconnectDelay(v) },
+                { render($0.mqtt.reconnectMin) }),
+        mqttKey("reconnect_max", { c, v throws(ConfigValue.Invalid) in c.mqtt.reconnectMax = try reconnectDelay(v) },
+                { render($0.mqtt.reconnectMax) }),
         mqttKey("max_inflight", { c, v throws(ConfigValue.Invalid) in c.mqtt.maxInflight = try ConfigValue.integer(v, in: 1...65535) },
                 { String($0.mqtt.maxInflight) }),
     ]
@@ -126,6 +134,12 @@ extension ConfigSchema {
     private static func mqttKey(_ name: String, _ apply: @escaping @Sendable (inout Configuration, String) throws(ConfigValue.Invalid) -> Void,
                                 _ render: @escaping @Sendable (Configuration) -> String) -> ConfigKey {
         ConfigKey(section: "mqtt", name: name, reloadable: false, apply: apply, render: render)
+    }
+
+    private static func reconnectDelay(_ v: String) throws(ConfigValue.Invalid) -> Duration {
+        let d = try ConfigValue.duration(v)
+        guard d >= .milliseconds(100), d <= .seconds(3600) else { throw ConfigValue.Invalid("must be between 100ms and 1h") }
+        return d
     }
 
     private static func credentialName(_ v: String) throws(ConfigValue.Invalid) -> String {

@@ -29,7 +29,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var connected = false
     private var stopping = false
     private var window: DeliveryWindow
-    private var backoff = ReconnectBackoff()
+    private var backoff: ReconnectBackoff
     private var persisted: UInt64
     private var retained: [String: [UInt8]] = [:]
     private var retainedOrder: [String] = []
@@ -69,6 +69,7 @@ public final class MQTTPublisher: @unchecked Sendable {
             log(.error, "mqtt: delivery cursor \(settings.cursorPath) is damaged (\(why)); publishing the store from its beginning (consumers de-duplicate by uuid)")
         }
         window = DeliveryWindow(capacity: settings.maxInflight, cursor: start)
+        backoff = settings.backoff
         persisted = start
         caughtUpAt = Self.now()
         snapshot.withLock { $0.broker = settings.broker.description; $0.cursor = start }

@@ -27,6 +27,7 @@ public struct MQTTSettings: Sendable {
     public var protocolVersion: MQTTProtocolVersion
     public var keepAlive: Int
     public var maxInflight: Int
+    public var backoff: ReconnectBackoff
     public var username: String?
     public var password: String?
     public var tls: Bool
@@ -50,6 +51,7 @@ public struct MQTTSettings: Sendable {
         protocolVersion = .v5
         keepAlive = 30
         maxInflight = 1024
+        backoff = ReconnectBackoff()
         tls = false
         tlsVerify = true
         homeAssistant = true
@@ -71,6 +73,7 @@ public struct MQTTSettings: Sendable {
         s.protocolVersion = c.protocolVersion
         s.keepAlive = Int(c.keepAlive.components.seconds)
         s.maxInflight = c.maxInflight
+        s.backoff = ReconnectBackoff(initial: c.reconnectMin, maximum: c.reconnectMax)
         s.username = c.username
         s.tls = c.usesTLS
         s.tlsVerify = c.tlsVerify

@@ -19,6 +19,8 @@ final class DaemonProcess {
 
     let directory: String
     var socket: String { directory + "/s.sock" }
+    var logPath: String { directory + "/strapd.log" }
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
     private(set) var process: Process?
 
     init(name: String = #function) throws {
@@ -31,7 +33,11 @@ final class DaemonProcess {
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = ["--state-dir", directory + "/state", "--socket", socket, "--set", "daemon.socket_group=",
                        "--log-level", "warning"] + arguments
-        p.standardError = FileHandle.nullDevice
+        // Appended across restarts; tests read it through `log`.
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = FileHandle(forWritingAtPath: logPath)
+        log?.seekToEndOfFile()
+        p.standardError = log ?? FileHandle.nullDevice
         try p.run()
         process = p
         // A killed daemon leaves its socket file behind: wait until a status call is answered.
