@@ -119,6 +119,7 @@ public enum ConfigParser {
             config.devices[address] = device
             return true
         }
+        if section == "mqtt", key == "password" { throw ConfigSchema.passwordRefusal }
         if section == "access", key.hasPrefix("read_types.") {
             try ConfigSchema.applyReadTypes(&config, principal: String(key.dropFirst(11)), value: value)
             return true

@@ -86,9 +86,6 @@ extension ConfigSchema {
             guard v.utf8.count <= 65535 else { throw ConfigValue.Invalid("too long") }
             c.mqtt.username = v.isEmpty ? nil : v
         }, { $0.mqtt.username ?? "" }),
-        mqttKey("password", { _, _ throws(ConfigValue.Invalid) in
-            throw ConfigValue.Invalid("a password is never written in strapd.conf: put it in a file readable by the service only and name it with password_file")
-        }, { _ in "" }),
         mqttKey("password_file", { c, v throws(ConfigValue.Invalid) in
             // A bare name is a systemd credential (LoadCredential=), found in $CREDENTIALS_DIRECTORY.
             guard !v.isEmpty else { c.mqtt.passwordFile = nil; return }
@@ -135,6 +132,10 @@ extension ConfigSchema {
                                 _ render: @escaping @Sendable (Configuration) -> String) -> ConfigKey {
         ConfigKey(section: "mqtt", name: name, reloadable: false, apply: apply, render: render)
     }
+
+    /// `mqtt.password` is not a key: said so, with where the password goes instead.
+    static let passwordRefusal = ConfigValue.Invalid(
+        "a password is never written in strapd.conf: put it in a file readable by the service only and name it with password_file")
 
     private static func reconnectDelay(_ v: String) throws(ConfigValue.Invalid) -> Duration {
         let d = try ConfigValue.duration(v)

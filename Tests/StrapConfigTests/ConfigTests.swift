@@ -63,6 +63,14 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         #expect(bike.cadenceIsSpm == true)
         #expect(c.devices["11:22:33:44:55:66"]?.wheelCircumference == 2.096)
         #expect(c.devices["11:22:33:44:55:66"]?.name == nil)
+        #expect(c.mqtt.host == "broker.example.net" && c.mqtt.port == 8884 && c.mqtt.unixSocket == "/run/mosquitto/mqtt.sock")
+        #expect(c.mqtt.usesTLS && !c.mqtt.tlsVerify && c.mqtt.caFile == "/etc/strapd/mqtt-ca.crt")
+        #expect(c.mqtt.username == "gym-box-1" && c.mqtt.passwordFile == "mqtt-password" && c.mqtt.topicPrefix == "gym/box1")
+        #expect(c.mqtt.qos == 2 && c.mqtt.types == ["heartRate", "batteryLevel"] && c.mqtt.protocolVersion == .v311)
+        #expect(c.mqtt.keepAlive == .seconds(45) && !c.mqtt.homeAssistant && c.mqtt.homeAssistantPrefix == "ha")
+        #expect(c.mqtt.reconnectMin == .seconds(2) && c.mqtt.reconnectMax == .seconds(300) && c.mqtt.maxInflight == 256)
+        // Parsed one by one, the keys contradict each other: the daemon refuses to start.
+        #expect(c.mqtt.problems().first == "mqtt.host and mqtt.unix_socket are both set; name one broker")
         // Every schema key is covered by the fixture: it differs from the default.
         let untouched = ConfigSchema.keys.map(\.qualifiedName).filter { c.value(of: $0) == Configuration().value(of: $0) }
         #expect(untouched.isEmpty, "fixture leaves defaults for \(untouched)")
