@@ -173,12 +173,14 @@ final class MQTTStateFeed: @unchecked Sendable {
             send(topics.deviceWorkout(address: d.address), bytes(.object(w)))
             announce(d, types: types[d.address] ?? [])
         }
-        // Open sessions' state and statistics; a session gone (ended, discarded) is cleared.
+        // Open sessions' state and statistics; a session over (ended, discarded) is cleared:
+        // what remains of it is the saved workout on `workouts/saved`.
         var open: Set<String> = []
-        for s in sessions {
+        for s in sessions where s.session.state != .ended {
             let topic = topics.workout(id: s.session.id.uuidString)
             open.insert(topic)
-            if let data = try? JSONEncoder().encode(s) { send(topic, Array(data)) }
+            // The shape `workout.get` answers with (docs/protocol-workouts.md).
+            if let text = try? RequestRouter.encode(s) { send(topic, Array(text.utf8)) }
         }
         for topic in sessionTopics.subtracting(open) { send(topic, []) ; sent[topic] = nil }
         sessionTopics = open

@@ -149,7 +149,7 @@ public final class MQTTPublisher: @unchecked Sendable {
             connected: { [weak self] rc in self?.onQueue(gen) { $0.connected(rc) } },
             disconnected: { [weak self] rc in self?.onQueue(gen) { $0.failed(.lost(rc)) } },
             acknowledged: { [weak self] mid, reason in self?.acknowledged(mid, reason) },
-            logged: { [weak self] _, text in self?.onQueue(gen) { $0.lastLibraryLog = text } })
+            logged: { [weak self] level, text in self?.onQueue(gen) { $0.logged(level, text) } })
         // Connecting blocks (DNS, TCP, TLS): off the queue, so acknowledgements, status and
         // stop are never stuck behind an unreachable broker.
         DispatchQueue.global().async { [weak self] in
@@ -180,6 +180,7 @@ public final class MQTTPublisher: @unchecked Sendable {
                 switch result {
                 case .success(let c):
                     client = c
+                    queue.asyncAfter(deadline: .now() + .seconds(Self.connackTimeout)) { [weak self] in self?.checkConnack(gen) }
                     // The CONNACK may have overtaken this hop.
                     if let rc = pendingConnack { pendingConnack = nil; connected(rc) }
                 case .failure(let e): failed(e)
@@ -196,6 +197,22 @@ public final class MQTTPublisher: @unchecked Sendable {
         }
     }
 
+    /// libmosquitto reports some fatal errors only in its log: a TLS handshake the
+    /// certificate check ended (its network thread then stops without a disconnect
+    /// callback). An error line is taken as the end of the connection.
+    private func logged(_ level: Int32, _ text: String) {
+        lastLibraryLog = text
+        if level & Int32(MOSQ_LOG_ERR) != 0 && client != nil { failed(.lost(Int32(MOSQ_ERR_TLS.rawValue))) }
+    }
+
+    /// No CONNACK in time: the broker is not answering MQTT (a wrong port, a hung broker).
+    private func checkConnack(_ gen: Int) {
+        guard gen == generation, !connected, client != nil, !stopping else { return }
+        failed(.configuration("no answer (CONNACK) from the broker within \(Self.connackTimeout) s"))
+    }
+
+    static let connackTimeout = 10
+
     private func connected(_ rc: Int32) {
         guard rc == 0 else { return failed(.refused(rc)) }
         guard let client else { pendingConnack = rc; return }
@@ -211,8 +228,12 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     private func failed(_ error: MQTTError) {
         var text = error.description
-        if let detail = lastLibraryLog, case .lost = error { text += " (\(detail))" } else if let detail = lastLibraryLog, case .library = error {
-            text += " (\(detail))"
+        if let detail = lastLibraryLog {
+            switch error {
+            case .lost(let rc) where rc == MOSQ_ERR_TLS.rawValue: text = "TLS: \(detail)"
+            case .lost, .library, .system: text += " (\(detail))"
+            default: break
+            }
         }
         lastLibraryLog = nil
         teardown()
