@@ -39,7 +39,8 @@ torture: deps
 BENCH_BIN = Benchmarks/.build/release
 BENCH_SECTIONS ?= all
 bench:
-	@scripts/deps.sh bench
+	@scripts/deps.sh bench test
+	@scripts/pyvenv.sh
 	$(SWIFT) build -c release --static-swift-stdlib --product strapd
 	$(SWIFT) build --package-path Benchmarks -c release --product strap-bench
 	cp .build/release/strapd $(BENCH_BIN)/strapd-shipped

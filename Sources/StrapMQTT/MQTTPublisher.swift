@@ -40,6 +40,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var observation: CommitObservation?
     private var payload: [UInt8] = []
     private var pendingConnack: Int32?
+    private var connectedAt: Double?
 
     private let acks = Mutex<[(mid: Int32, reason: Int32)]>([])
     private let pumpScheduled = Atomic<Bool>(false)
@@ -217,7 +218,10 @@ public final class MQTTPublisher: @unchecked Sendable {
         guard rc == 0 else { return failed(.refused(rc)) }
         guard let client else { pendingConnack = rc; return }
         connected = true
-        backoff.reset()
+        // The backoff restarts only once this connection has delivered something (or stayed
+        // up a while): a broker that accepts the connection and then refuses every publish
+        // (an ACL) must not be retried in a tight loop.
+        connectedAt = Self.now()
         window.reset()
         update { $0.state = .connected; $0.connects += 1; $0.retryIn = nil }
         log(.notice, "mqtt: connected to \(settings.broker) as \(settings.clientID), publishing under \(settings.topics.prefix)/ from anchor \(window.cursor)")
@@ -257,6 +261,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     private func teardown() {
         connected = false
+        connectedAt = nil
         pendingConnack = nil
         window.reset()
         if let c = client {
@@ -300,6 +305,7 @@ public final class MQTTPublisher: @unchecked Sendable {
             }
             if window.acknowledged(mid: mid) { counted += 1 }
         }
+        if counted > 0 { backoff.reset() }
         noteProgress(acknowledged: counted)
     }
 
@@ -396,6 +402,8 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     private func publishRaw(_ client: MosquittoClient, topic: String, bytes: [UInt8], qos: Int, retain: Bool) -> Bool {
         if case .failure(let e) = bytes.withUnsafeBytes({ client.publish(topic: topic, payload: $0, qos: qos, retain: retain) }) {
+            // Not connected any more: every retained topic is published again on reconnect.
+            if case .library(_, let rc) = e, rc == MOSQ_ERR_NO_CONN.rawValue || rc == MOSQ_ERR_CONN_LOST.rawValue { return false }
             log(.warning, "mqtt: publishing \(topic): \(e)")
             return false
         }
@@ -417,6 +425,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     }
 
     private func tick() {
+        if connected, let since = connectedAt, Self.now() - since > 30 { backoff.reset() }
         noteProgress()
         persist()
         if connected { pump() }

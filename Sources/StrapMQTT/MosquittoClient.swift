@@ -100,9 +100,14 @@ final class MosquittoClient: @unchecked Sendable {
     func disconnect() { _ = mosquitto_disconnect(handle) }
 
     /// Stops the network thread and frees the client; no callback runs after this returns.
+    /// The thread is asked to end (DISCONNECT, which also wakes it from its wait), never
+    /// cancelled: a cancellation can land between its close of the socket and its record of
+    /// that, and the destroy would then close a descriptor number the next client already
+    /// reuses.
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        if loopRunning { _ = mosquitto_loop_stop(handle, true) }
+        _ = mosquitto_disconnect(handle)
+        if loopRunning { _ = mosquitto_loop_stop(handle, false) }
         mosquitto_destroy(handle)
     }
 

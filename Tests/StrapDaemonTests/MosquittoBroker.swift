@@ -29,8 +29,9 @@ final class MosquittoBroker {
     func start(_ newExtra: [String]? = nil) throws {
         if let newExtra { extra = newExtra }
         guard let binary = Self.binary else { throw BrokerFailure("mosquitto is missing: run scripts/deps.sh test") }
-        var lines = ["per_listener_settings false", "persistence false", "max_queued_messages 0", "log_dest file \(directory)/broker.log",
+        var lines = ["per_listener_settings false", "persistence false", "log_dest file \(directory)/broker.log",
                      "log_type all", "listener \(port) 127.0.0.1"]
+        if !extra.contains(where: { $0.hasPrefix("max_queued_messages") }) { lines.append("max_queued_messages 0") }
         if getuid() == 0 { lines.append("user root") }   // mosquitto drops root to `mosquitto`, who cannot read our files
         if !extra.contains(where: { $0.hasPrefix("allow_anonymous") }) { lines.append("allow_anonymous true") }
         lines += extra

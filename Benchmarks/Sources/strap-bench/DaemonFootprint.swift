@@ -94,12 +94,13 @@ enum DaemonFootprint {
 
     /// `seconds` of `strapd --simulate=4` after a short settle, with `followers` clients
     /// attached in `samples.anchored` follow mode (of `types` only, when given) that send nothing more.
-    static func steadyState(_ strapd: String, run: String, seconds: Int, followers: Int, types: [String]? = nil) throws -> SteadyState {
-        let tag = "fp\(followers)" + (types == nil ? "" : "-idle")
+    static func steadyState(_ strapd: String, run: String, seconds: Int, followers: Int, types: [String]? = nil,
+                            extra: [String] = [], tag suffix: String = "") throws -> SteadyState {
+        let tag = "fp\(followers)" + (types == nil ? "" : "-idle") + suffix
         let log = run + "/\(tag).log"
         let notify = try NotifyListener(path: run + "/notify-\(tag).sock")
         let socket = run + "/\(tag).sock"
-        let daemon = try spawn(strapd, ["--simulate=4", "--state-dir", run + "/\(tag)-state", "--socket", socket],
+        let daemon = try spawn(strapd, ["--simulate=4", "--state-dir", run + "/\(tag)-state", "--socket", socket] + extra,
                                notify: notify.path, log: log)
         defer { terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 10) != nil else { throw failure("strapd did not become READY", log: log) }
@@ -124,7 +125,8 @@ enum DaemonFootprint {
         guard let cpu1 = cpuSeconds(pid) else { throw failure("strapd exited during the footprint run", log: log) }
         m.elapsed = DecodeBench.now() - t0
         m.cpuSeconds = cpu1 - cpu0
-        let with = followers == 0 ? "" : " and \(followers) anchored followers" + (types.map { " of \($0.joined(separator: ","))" } ?? "")
+        let with = (extra.isEmpty ? "" : " " + extra.filter { !$0.hasPrefix("--") }.joined(separator: " "))
+            + (followers == 0 ? "" : " and \(followers) anchored followers" + (types.map { " of \($0.joined(separator: ","))" } ?? ""))
         if followers == 0 {
             // Where the resident memory is: anonymous (heap, stacks) vs file-backed (mapped libraries).
             let split = ["RssAnon:", "RssFile:", "RssShmem:"].compactMap { key in

@@ -9,55 +9,20 @@ import Synchronization
 /// our subscribers each have their own reading thread.
 final class MosquittoPeer: @unchecked Sendable {
     static let topic = "strapd/live/heartRate"
-    let directory: String
-    let port: Int
-    private let broker: Process
+    private let broker: BenchBroker
+    var port: Int { broker.port }
 
     /// Starts the broker and waits until it accepts connections; throws with the reason
     /// (not installed, did not start) so the caller records the peer as null.
     init() throws {
-        let binary = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let binary else { throw BenchFailure("mosquitto is not installed (scripts/deps.sh installs it)") }
-        directory = NSTemporaryDirectory() + "strap-bench-mosquitto-\(getpid())"
-        try? FileManager.default.removeItem(atPath: directory)
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        port = try Self.freePort()
-        let conf = directory + "/mosquitto.conf"
-        try """
-        # strap-bench's own broker: loopback only, nothing on disk, errors only in the log.
-        # Nagle off: with it, small QoS 0 messages wait for delayed ACKs (tens of ms).
-        listener \(port) 127.0.0.1
-        set_tcp_nodelay true
-        allow_anonymous true
-        persistence false
-        log_dest stderr
-        log_type error
-        log_type warning
-        """.write(toFile: conf, atomically: true, encoding: .utf8)
-        broker = Process()
-        broker.executableURL = URL(fileURLWithPath: binary)
-        broker.arguments = ["-c", conf]
-        _ = FileManager.default.createFile(atPath: directory + "/broker.log", contents: nil)
-        let log = FileHandle(forWritingAtPath: directory + "/broker.log")
-        broker.standardOutput = log
-        broker.standardError = log
-        try broker.run()
+        // Nagle off: with it, small QoS 0 messages wait for delayed ACKs (tens of ms).
+        broker = try BenchBroker(tag: "live", ["set_tcp_nodelay true"])
         mosquitto_lib_init()
-        let deadline = monotonicNanos() + 5_000_000_000
-        while !Self.accepts(port: port) {
-            guard broker.isRunning, monotonicNanos() < deadline else {
-                let text = (try? String(contentsOfFile: directory + "/broker.log", encoding: .utf8)) ?? ""
-                stop()
-                throw BenchFailure("mosquitto did not start: \(text.split(separator: "\n").last ?? "no output")")
-            }
-            usleep(20_000)
-        }
     }
 
     func stop() {
-        if broker.isRunning { broker.terminate(); broker.waitUntilExit() }
+        broker.stop()
         mosquitto_lib_cleanup()
-        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// One configuration, measured exactly as `OursLiveFrontEnd.measure` measures ours.
@@ -91,35 +56,6 @@ final class MosquittoPeer: @unchecked Sendable {
         for s in subscribers { s.close() }
         if failed > 0 { print("  mosquitto: \(failed) publish call(s) failed") }
         return LatencyResult(subscribers.map(\.tally), drained: drained.seconds, end: drained.end)
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = 0
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0
-            }
-        }
-        guard ok else { throw BenchFailure("no free loopback port for mosquitto") }
-        return Int(UInt16(bigEndian: addr.sin_port))
-    }
-
-    private static func accepts(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        addr.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &addr) { p in
-            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }
 
