@@ -56,7 +56,7 @@ demo: deps
 	scripts/demo.sh
 
 # Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,
-# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g.
+# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g, libmosquitto1.
 BINDIR     ?= $(PREFIX)/bin
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR?= /usr/lib/sysusers.d

@@ -45,12 +45,13 @@ let package = Package(
         .target(name: "StrapGATT"),
         .target(name: "StrapWire"),
         .target(name: "StrapDBus"),
-        // MQTT topics, payloads, Home Assistant discovery, the delivery window (docs/mqtt.md).
-        .target(name: "StrapMQTTProtocol", dependencies: ["StrapModel", "StrapWire"]),
 
         // Layer 3: domain model and configuration.
         .target(name: "StrapModel", dependencies: ["StrapWire"]),
         .target(name: "StrapConfig"),
+        // MQTT topics, Home Assistant discovery, the delivery window, the reconnect backoff
+        // (docs/mqtt.md): pure, over the model's samples.
+        .target(name: "StrapMQTTProtocol", dependencies: ["StrapModel", "StrapWire"]),
 
         // Layer 4: store; ingest (decode → derive → samples); workout sessions (no I/O).
         .target(name: "StrapStore", dependencies: ["StrapOS", "StrapModel", "CZlib"]),

@@ -18,6 +18,15 @@ enum DaemonCommands {
                            (s.string("degraded").map { ", degraded: \($0)" } ?? ""))
         }
         ctx.sink.print("  clients: \(r.int("clients") ?? 0), live subscribers: \(r.int("liveSubscribers") ?? 0)")
+        if let m = r.object("mqtt") {
+            let lag = (m.int("lagItems") ?? 0) == 0 ? "caught up"
+                : "\(m.int("lagItems") ?? 0) items behind (\(plain(m["lagSeconds"] ?? .null)) s)"
+            var line = "  mqtt: \(m.string("state") ?? "?") to \(m.string("broker") ?? "?"), cursor \(m.int("cursor") ?? 0), \(lag)"
+            if m.string("state") != "connected", let error = m.string("lastError") {
+                line += "; last error: \(error)" + (plain(m["retryIn"] ?? .null) == "null" ? "" : ", retrying in \(plain(m["retryIn"]!)) s")
+            }
+            ctx.sink.print(line)
+        }
         return ExitCode.success
     }
 

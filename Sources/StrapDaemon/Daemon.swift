@@ -47,6 +47,9 @@ public final class Daemon: @unchecked Sendable {
         logger = Logger(level: DaemonSetup.logLevel(parsed.configuration.daemon.logLevel),
                         sink: LogSink.detect(environment: environment))
         for w in parsed.warnings { logger.warning("\(w)") }
+        // With a broker named, contradictions stop the start (MQTTService); without, they are
+        // settings that do nothing, which the operator should hear about.
+        if !configuration.mqtt.enabled { for p in configuration.mqtt.problems() { logger.warning("\(p)") } }
     }
 
     private var frontEnd: DaemonFrontEnd? { frontEndService?.frontEnd }

@@ -97,15 +97,25 @@ final class MQTTStateFeed: @unchecked Sendable {
     // Confined to `queue`.
     private var sent: [String: [UInt8]] = [:]
     private var announced: [SensorAddress: Set<String>] = [:]
+    private struct Announced: Equatable {
+        var identity: HomeAssistantDiscovery.Identity
+        var types: Set<QuantityType>
+        var battery, contact, rssi: Bool
+    }
+    private var lastAnnounced: [SensorAddress: Announced] = [:]
+    /// Devices whose state is on the broker: cleared when strapd forgets them.
+    private var present: Set<SensorAddress> = []
+    /// The sample types published (`mqtt.types`); nil: all.
+    private let types: Set<QuantityType>?
     private var sessionTopics: Set<String> = []
 
     init(publisher: MQTTPublisher, context: DaemonContext, settings: MQTTSettings) {
         self.publisher = publisher
         self.context = context
         topics = settings.topics
+        types = settings.types
         discovery = settings.homeAssistant
-            ? HomeAssistantDiscovery(topics: settings.topics, prefix: settings.homeAssistantPrefix, hostname: settings.hostname,
-                                     softwareVersion: Daemon.version)
+            ? HomeAssistantDiscovery(topics: settings.topics, prefix: settings.homeAssistantPrefix, softwareVersion: Daemon.version)
             : nil
     }
 
@@ -158,9 +168,10 @@ final class MQTTStateFeed: @unchecked Sendable {
         for d in devices {
             let tracked = d.known || d.connected
             if !tracked {
-                if announced[d.address] != nil { forget(d.address) }
+                if present.contains(d.address) { forget(d.address) }
                 continue
             }
+            present.insert(d.address)
             if dirty.contains(d.address) || sent[topics.deviceState(address: d.address)] == nil {
                 send(topics.deviceState(address: d.address), state(d, distance: distance[d.address], energy: energy[d.address]))
             }
@@ -209,9 +220,17 @@ final class MQTTStateFeed: @unchecked Sendable {
         guard let discovery else { return }
         let identity = HomeAssistantDiscovery.Identity(address: d.address, name: d.name, manufacturer: d.manufacturer,
                                                        model: d.model, firmware: d.firmware, serial: d.serial)
+        // The configs change only with the identity or what the device measures: built once per change.
+        let key = Announced(identity: identity, types: types, battery: d.battery != nil, contact: d.contact != nil, rssi: d.rssi != nil)
+        guard lastAnnounced[d.address] != key else { return }
+        lastAnnounced[d.address] = key
         var entities: [(HomeAssistantDiscovery.Entity, QuantityType?)] = [(.connected, nil), (.workout, nil)]
         for t in types.sorted(by: { $0.code < $1.code }) {
-            if let e = HomeAssistantDiscovery.entity(for: t) { entities.append((e, t)) }
+            guard let e = HomeAssistantDiscovery.entity(for: t) else { continue }
+            // A sample-fed entity only for a type that is published (`mqtt.types`).
+            let sampleFed = e == .heartRate || e == .speed || e == .cadence
+            if sampleFed, let published = self.types, !published.contains(t) { continue }
+            entities.append((e, t))
         }
         if d.battery != nil && !types.contains(.batteryLevel) { entities.append((.battery, nil)) }
         if d.contact != nil && !types.contains(.sensorContact) { entities.append((.contact, nil)) }
@@ -225,6 +244,8 @@ final class MQTTStateFeed: @unchecked Sendable {
 
     /// The device left strapd (`devices forget`): its entities and retained state go too.
     private func forget(_ address: SensorAddress) {
+        present.remove(address)
+        lastAnnounced[address] = nil
         for topic in announced.removeValue(forKey: address) ?? [] { send(topic, []); sent[topic] = nil }
         for topic in [topics.deviceState(address: address), topics.deviceWorkout(address: address)] {
             send(topic, [])

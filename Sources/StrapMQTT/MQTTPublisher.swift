@@ -40,7 +40,12 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var observation: CommitObservation?
     private var payload: [UInt8] = []
     private var pendingConnack: Int32?
+    private var backlog = DeliveryBacklog()
     private var connectedAt: Double?
+    private var ticks = 0
+    private var lastAckAt = 0.0
+    /// Seconds between cursor writes while delivering (and one at stop).
+    static let persistEvery = 5
 
     private let acks = Mutex<[(mid: Int32, reason: Int32)]>([])
     private let pumpScheduled = Atomic<Bool>(false)
@@ -119,14 +124,12 @@ public final class MQTTPublisher: @unchecked Sendable {
     }
 
     /// Keeps `bytes` as the retained state of `topic`, published now when connected and
-    /// again after every reconnect. Empty `bytes` clears the topic on the broker.
+    /// again after every reconnect. Empty `bytes` clears the topic on the broker; the
+    /// clearing is kept and replayed too, so a broker that was away (or lost its retained
+    /// messages) is cleared as well.
     public func retain(topic: String, bytes: [UInt8]) {
         queue.async { [self] in
-            if bytes.isEmpty {
-                if retained.removeValue(forKey: topic) != nil { retainedOrder.removeAll { $0 == topic } }
-            } else {
-                if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
-            }
+            if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
             if let client, connected { _ = publishRaw(client, topic: topic, bytes: bytes, qos: settings.qos == 0 ? 0 : 1, retain: true) }
         }
     }
@@ -218,6 +221,8 @@ public final class MQTTPublisher: @unchecked Sendable {
         guard rc == 0 else { return failed(.refused(rc)) }
         guard let client else { pendingConnack = rc; return }
         connected = true
+        client.stopLogging()
+        lastAckAt = Self.now()
         // The backoff restarts only once this connection has delivered something (or stayed
         // up a while): a broker that accepts the connection and then refuses every publish
         // (an ACL) must not be retried in a tight loop.
@@ -261,6 +266,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     private func teardown() {
         connected = false
+        backlog.clear()
         connectedAt = nil
         pendingConnack = nil
         window.reset()
@@ -305,50 +311,51 @@ public final class MQTTPublisher: @unchecked Sendable {
             }
             if window.acknowledged(mid: mid) { counted += 1 }
         }
-        if counted > 0 { backoff.reset() }
+        if counted > 0 {
+            backoff.reset()
+            lastAckAt = Self.now()
+        }
         noteProgress(acknowledged: counted)
     }
 
-    /// Publishes from the store while the window has room.
+    /// Publishes from the backlog while the window has room, refilling it from the store.
     private func pump() {
         guard connected, let client, !stopping else { return }
         var sent: UInt64 = 0
         defer { noteProgress(published: sent) }
         while window.hasRoom {
-            let page: AnchoredResult
-            do throws(StrapError) {
-                page = try store.anchored(types: readTypes, anchor: window.published, limit: min(window.room, 512))
-            } catch {
-                if case .anchorExpired(let oldest) = error {
-                    log(.warning, "mqtt: items \(window.published + 1)…\(oldest) expired from the store before they were delivered")
-                    window.jump(to: oldest)
-                    continue
+            guard let item = backlog.take() else {
+                window.skipped(upTo: backlog.end)
+                guard store.latestAnchor > window.published else { return }
+                do throws(StrapError) {
+                    backlog.load(try store.anchored(types: readTypes, anchor: window.published, limit: DeliveryBacklog.pageSize))
+                } catch {
+                    if case .anchorExpired(let oldest) = error {
+                        log(.warning, "mqtt: items \(window.published + 1)…\(oldest) expired from the store before they were delivered")
+                        window.jump(to: oldest)
+                        backlog.clear()
+                        continue
+                    }
+                    log(.error, "mqtt: reading the store: \(error)")
+                    return
                 }
-                log(.error, "mqtt: reading the store: \(error)")
+                if backlog.isEmpty {
+                    window.skipped(upTo: backlog.end)
+                    return
+                }
+                continue
+            }
+            let ok: Bool = switch item {
+            case .object(let o): send(client, object: o)
+            case .tombstones(let t): send(client, tombstones: t)
+            }
+            guard ok else {
+                // Still connected: not sent yet, the next pump retries it. (A failure that
+                // ended the connection has cleared the backlog already.)
+                if connected { backlog.putBack() }
                 return
             }
-            if page.added.isEmpty && page.deleted.isEmpty {
-                window.skipped(upTo: page.anchor)
-                return
-            }
-            var d = 0
-            for object in page.added {
-                // Deletions before this object, as one tombstone message.
-                var end = d
-                while end < page.deleted.count && page.deleted[end].anchor < object.anchor { end += 1 }
-                if end > d {
-                    guard send(client, tombstones: page.deleted[d..<end]) else { return }
-                    sent += 1
-                    d = end
-                }
-                guard send(client, object: object) else { return }
-                sent += 1
-            }
-            if d < page.deleted.count {
-                guard send(client, tombstones: page.deleted[d...]) else { return }
-                sent += 1
-            }
-            window.skipped(upTo: page.anchor)
+            sent += 1
         }
     }
 
@@ -426,8 +433,15 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     private func tick() {
         if connected, let since = connectedAt, Self.now() - since > 30 { backoff.reset() }
+        // Messages in flight and no acknowledgement for this long: the connection is dead
+        // even if nothing said so (a network thread ended by a fatal error, a half-open TCP).
+        if connected, window.inFlight > 0, Self.now() - lastAckAt > Double(max(10, settings.keepAlive * 3 / 2)) {
+            return failed(.configuration("no acknowledgement from the broker for \(Int(Self.now() - lastAckAt)) s with \(window.inFlight) messages in flight"))
+        }
         noteProgress()
-        persist()
+        ticks &+= 1
+        // Two fsyncs per write: not every second. A crash republishes at most these seconds.
+        if ticks % Self.persistEvery == 0 { persist() }
         if connected { pump() }
     }
 

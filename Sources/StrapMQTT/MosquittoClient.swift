@@ -44,7 +44,6 @@ final class MosquittoClient: @unchecked Sendable {
         mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
         do throws(MQTTError) {
             try check("protocol", mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, o.protocolVersion))
-            _ = mosquitto_int_option(h, MOSQ_OPT_TCP_NODELAY, 1)
             // Our window bounds what is in flight; libmosquitto must not queue behind it.
             try check("max_inflight", mosquitto_max_inflight_messages_set(h, UInt32(o.maxInflight)))
             if o.protocolVersion == MQTT_PROTOCOL_V5 { _ = mosquitto_int_option(h, MOSQ_OPT_SEND_MAXIMUM, Int32(min(o.maxInflight, 65535))) }
@@ -95,6 +94,11 @@ final class MosquittoClient: @unchecked Sendable {
         let rc = mosquitto_publish(handle, &mid, topic, Int32(payload.count), payload.baseAddress, Int32(qos), retain)
         return rc == MOSQ_ERR_SUCCESS.rawValue ? .success(mid) : .failure(MQTTError("publish", rc))
     }
+
+    /// libmosquitto formats every log line (one per packet) whenever a log callback is set:
+    /// the callback is for connecting (TLS failures are reported only there) and is dropped
+    /// once the broker accepted the connection.
+    func stopLogging() { mosquitto_log_callback_set(handle, nil) }
 
     /// Sends DISCONNECT (the broker then drops the Last Will) when still connected.
     func disconnect() { _ = mosquitto_disconnect(handle) }

@@ -34,14 +34,15 @@ public struct HomeAssistantDiscovery: Sendable {
 
     public let topics: MQTTTopics
     public let prefix: String
-    /// `strapd_<host>`: keeps two boxes' entities apart when both see one strap.
+    /// The box's topic prefix as an id (`strapd/gym1` → `strapd_gym1`): keeps two boxes'
+    /// entities apart when both see one strap, as their prefixes must differ anyway.
     public let nodeID: String
     public let softwareVersion: String
 
-    public init(topics: MQTTTopics, prefix: String, hostname: String, softwareVersion: String) {
+    public init(topics: MQTTTopics, prefix: String, softwareVersion: String) {
         self.topics = topics
         self.prefix = prefix
-        nodeID = "strapd_" + MQTTTopics.levelSafe(hostname)
+        nodeID = MQTTTopics.levelSafe(topics.prefix)
         self.softwareVersion = softwareVersion
     }
 

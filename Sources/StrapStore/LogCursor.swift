@@ -65,6 +65,8 @@ struct LogCursor {
     /// Long scans (`Store.scan`) hand the pages they are done with back every 256 KiB.
     var dropsPagesBehind = false
     private var droppedBefore = 0
+    /// The start of the last record met in the wanted range: where the next read resumes.
+    private var resume: (segment: Segment, at: Checkpoint)?
 
     /// `segments` narrows the read to those segments (by default all of the snapshot's).
     init(_ store: Store, from: UInt64, snapshot: Published, segments: [Segment]? = nil) {
@@ -158,6 +160,7 @@ struct LogCursor {
             current!.anchor = a + UInt64(rec.items)
             return nil
         }
+        resume = (current!.segment, Checkpoint(offset: offset, anchor: a, chain: current!.chain))
         current!.offset = rec.next
         current!.anchor = a + UInt64(rec.items)
         recordStart = offset
@@ -205,14 +208,20 @@ struct LogCursor {
                 shared.report("\(Format.segmentName(seg.firstAnchor)): cannot be read; skipped")
                 continue
             }
-            let start = detail.checkpoints.last(where: { $0.anchor <= from })
+            var start = detail.checkpoints.last(where: { $0.anchor <= from })
                 ?? Checkpoint(offset: Format.headerSize, anchor: seg.firstAnchor, chain: Chain(time: seg.header.baseTime, stream: -1))
+            if let hint = seg.hint(atOrBefore: from), hint.anchor > start.anchor { start = hint }
             current = SegmentRead(segment: seg, map: map, detail: detail, offset: start.offset, anchor: start.anchor,
                                   chain: start.chain)
             droppedBefore = start.offset
             return true
         }
         return false
+    }
+
+    /// Lets the next read from where this one stopped start at the record it stopped in.
+    func rememberPosition() {
+        if let resume { resume.segment.remember(resume.at) }
     }
 
     /// Reports the damaged record at `offset` and resumes at the next checkpoint after it

@@ -49,6 +49,11 @@ final class Segment: Sendable {
     /// Open segment only: bytes known durable (readable), and the live stream table/checkpoints.
     let durableLength: Atomic<Int>
     let live: Mutex<SegmentDetail>
+    /// Record starts where recent anchored reads stopped: a reader that comes back (a
+    /// follower, the MQTT publisher) resumes there instead of decoding forward from the last
+    /// checkpoint, up to 32 KiB of small records at the tail. Valid for good: the records
+    /// before the durable end never change.
+    private let resumeHints = Mutex<[Checkpoint]>([])
 
     init(header: SegmentHeader, file: OpenFile, indexPath: String, sealed: SegmentSummary?,
          indexHeader: IndexFile.Header?, detail: SegmentDetail?, durableLength: Int) {
@@ -60,6 +65,23 @@ final class Segment: Sendable {
         detailCache = Mutex(detail)
         self.durableLength = Atomic(durableLength)
         live = Mutex(detail ?? SegmentDetail())
+    }
+
+    func remember(_ c: Checkpoint) {
+        resumeHints.withLock { h in
+            guard !h.contains(c) else { return }
+            h.append(c)
+            if h.count > 16 { h.removeFirst(h.count - 16) }
+        }
+    }
+
+    /// The latest remembered record start not after `anchor`.
+    func hint(atOrBefore anchor: UInt64) -> Checkpoint? {
+        resumeHints.withLock { h in
+            var best: Checkpoint?
+            for c in h where c.anchor <= anchor && c.anchor > (best?.anchor ?? 0) { best = c }
+            return best
+        }
     }
 
     var firstAnchor: UInt64 { header.firstAnchor }

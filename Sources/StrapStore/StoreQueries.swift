@@ -105,6 +105,7 @@ extension Store {
             count += 1
             if let limit, count >= limit { break }
         }
+        cursor.rememberPosition()
         let last = cursor.lastExamined
         let reachedLimit = limit.map { count >= $0 } ?? false
         // Continue after what was examined; if the limit stopped us, exactly after the last item.

@@ -106,7 +106,8 @@ import StrapWire
         let consumer = try MQTTConsumer(port: broker.port, topics: [Self.prefix + "/#"], name: "crash")
         let daemon = try DaemonProcess()
         try daemon.start(Self.mqttArguments(port: broker.port))
-        usleep(2_500_000)
+        // The cursor is written every 5 s while delivering (docs/mqtt.md#delivery).
+        usleep(6_000_000)
         daemon.signal(SIGKILL)
         let cursor = try String(contentsOfFile: daemon.directory + "/state/mqtt-cursor", encoding: .utf8)
         let persisted = (try? JSONSerialization.jsonObject(with: Data(cursor.utf8)) as? [String: Any])?["anchor"] as? Int64 ?? -1

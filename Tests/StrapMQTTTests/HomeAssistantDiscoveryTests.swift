@@ -13,7 +13,7 @@ import ThirdPartyReaders
     /// A heart-rate strap with its DIS strings, a speed/cadence sensor without, a foot pod.
     static func configs() -> [String: String] {
         let topics = MQTTTopics(prefix: "strapd/gym1")
-        let ha = HomeAssistantDiscovery(topics: topics, prefix: "homeassistant", hostname: "gym1", softwareVersion: "0.1.0")
+        let ha = HomeAssistantDiscovery(topics: topics, prefix: "homeassistant", softwareVersion: "0.1.0")
         let strap = HomeAssistantDiscovery.Identity(address: "C0:FF:EE:00:00:01", name: "Polar H10 A1B2", manufacturer: "Polar Electro Oy",
                                                     model: "H10", firmware: "5.0.0", serial: "A1B2C3D4")
         let bike = HomeAssistantDiscovery.Identity(address: "C0:FF:EE:00:00:02", name: "Wahoo CADENCE")

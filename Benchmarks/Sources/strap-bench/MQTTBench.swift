@@ -30,7 +30,8 @@ enum MQTTBench: BenchSection {
         let ours = try publish(strapd, state: big, broker: broker, target: stored, run: run, tag: "big")
         print(String(format: "  mqtt: strapd published %d samples at QoS 1 in %.2f s: %.0f samples/s (no subscriber)",
                      ours.samples, ours.seconds, ours.rate))
-        let peer = try pahoPeer(strapd, state: big, broker: broker, run: run)
+        let peer = ProcessInfo.processInfo.environment["STRAP_BENCH_MQTT_PEER"] == "0" ? nil
+            : try pahoPeer(strapd, state: big, broker: broker, run: run)
         figures.append(BenchFigure(section: name, name: "publish at QoS 1 to mosquitto on loopback, \(count / 1000) k stored samples",
                                    unit: "samples/s", ours: ours.rate, peer: "Python paho-mqtt 2.1 script reading strapd's socket",
                                    peerValue: peer, higherIsBetter: true))
@@ -64,9 +65,18 @@ enum MQTTBench: BenchSection {
         return figures
     }
 
+    /// `STRAP_BENCH_MQTT_SET="mqtt.protocol=3.1.1 mqtt.max_inflight=256"` tries other settings.
     static func mqttArguments(_ broker: BenchBroker, cursor: String) -> [String] {
-        ["--set", "mqtt.host=127.0.0.1", "--set", "mqtt.port=\(broker.port)", "--set", "mqtt.topic_prefix=strapd/bench",
-         "--set", "mqtt.client_id=strap-bench-\(cursor)"]
+        let extra = (ProcessInfo.processInfo.environment["STRAP_BENCH_MQTT_SET"] ?? "").split(separator: " ").flatMap { ["--set", String($0)] }
+        return ["--set", "mqtt.host=127.0.0.1", "--set", "mqtt.port=\(broker.port)", "--set", "mqtt.topic_prefix=strapd/bench",
+                "--set", "mqtt.client_id=strap-bench-\(cursor)"] + extra
+    }
+
+    /// No sensors: strapd replays an empty capture, so nothing but the stored samples moves.
+    static func emptyCapture(_ run: String) -> String {
+        let path = run + "/empty.capture"
+        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: Data()) }
+        return path
     }
 
     struct Rate {
@@ -81,7 +91,7 @@ enum MQTTBench: BenchSection {
         try? FileManager.default.removeItem(atPath: state + "/mqtt-cursor")
         let notify = try NotifyListener(path: run + "/notify-\(tag).sock")
         let socket = run + "/\(tag).sock", log = run + "/\(tag).log"
-        let daemon = try DaemonFootprint.spawn(strapd, ["--replay", "/dev/null", "--state-dir", state, "--socket", socket]
+        let daemon = try DaemonFootprint.spawn(strapd, ["--replay", emptyCapture(run), "--state-dir", state, "--socket", socket]
                                                + mqttArguments(broker, cursor: tag), notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 60) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
@@ -101,7 +111,7 @@ enum MQTTBench: BenchSection {
             if UInt64(cursor) >= target, let f = first {
                 return Rate(samples: acked - f.acked, seconds: now - f.t)
             }
-            usleep(2_000)
+            usleep(10_000)
         }
         throw DaemonFootprint.failure("strapd did not deliver \(target) items in 120 s", log: log)
     }
@@ -119,7 +129,7 @@ enum MQTTBench: BenchSection {
         }
         let notify = try NotifyListener(path: run + "/notify-peer.sock")
         let socket = run + "/peer.sock", log = run + "/peer.log"
-        let daemon = try DaemonFootprint.spawn(strapd, ["--replay", "/dev/null", "--state-dir", state, "--socket", socket],
+        let daemon = try DaemonFootprint.spawn(strapd, ["--replay", emptyCapture(run), "--state-dir", state, "--socket", socket],
                                                notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 60) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
