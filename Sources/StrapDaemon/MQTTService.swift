@@ -205,6 +205,10 @@ final class MQTTStateFeed: @unchecked Sendable {
 
     private func state(_ d: DeviceInfo, distance: Double?, energy: Double?) -> [UInt8] {
         var o = DaemonJSON.device(d)
+        // What changes with every notification stays on the socket (`devices.list`): a
+        // retained state is republished only when something a consumer shows changed.
+        o["lastSeen"] = nil
+        o["notifications"] = nil
         o["distance"] = distance.map { .double(($0 * 10).rounded() / 10) } ?? .null
         o["energy"] = energy.map { .double(($0 * 10).rounded() / 10) } ?? .null
         return bytes(.object(o))

@@ -24,7 +24,8 @@ public final class MQTTPublisher: @unchecked Sendable {
     private let random: @Sendable () -> Double
 
     // Confined to `queue`.
-    private var client: MosquittoClient?
+    private var connection: MosquittoConnection?
+    private var client: MosquittoClient? { connection?.client }
     private var generation = 0
     private var connected = false
     private var stopping = false
@@ -35,11 +36,11 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var retainedOrder: [String] = []
     private var topicCache: [TopicKey: String] = [:]
     private var caughtUpAt: Double
-    private var lastLibraryLog: String?
     private var timer: DispatchSourceTimer?
     private var observation: CommitObservation?
     private var payload: [UInt8] = []
     private var pendingConnack: Int32?
+    private var unsentRetained: Set<String> = []
     private var backlog = DeliveryBacklog()
     private var connectedAt: Double?
     private var ticks = 0
@@ -50,6 +51,10 @@ public final class MQTTPublisher: @unchecked Sendable {
     private let acks = Mutex<[(mid: Int32, reason: Int32)]>([])
     private let pumpScheduled = Atomic<Bool>(false)
     private let snapshot = Mutex(MQTTStatus())
+    /// libmosquitto's last error or warning line: a TLS verification failure is named only
+    /// there. Written from its callbacks (on the queue, or the connecting thread).
+    private let libraryLog = Mutex<String?>(nil)
+    private let refusal = Atomic<Int32>(0)
 
     private struct TopicKey: Hashable {
         var address: String
@@ -107,15 +112,15 @@ public final class MQTTPublisher: @unchecked Sendable {
             stopping = true
             observation?.cancel()
             timer?.cancel()
-            if let client, connected {
+            if let client, let connection, connected {
                 _ = publishRaw(client, topic: settings.topics.status, bytes: Array("offline".utf8), qos: 1, retain: true)
                 let deadline = Self.now() + 1
                 while window.inFlight > 0 && Self.now() < deadline {
-                    usleep(2_000)
+                    guard connection.poll() == MOSQ_ERR_SUCCESS.rawValue else { break }
                     drainAcknowledgements()
+                    usleep(2_000)
                 }
-                client.disconnect()
-                usleep(20_000)
+                connection.close(disconnect: true)
             }
             teardown()
             persist()
@@ -130,8 +135,18 @@ public final class MQTTPublisher: @unchecked Sendable {
     public func retain(topic: String, bytes: [UInt8]) {
         queue.async { [self] in
             if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
-            if let client, connected { _ = publishRaw(client, topic: topic, bytes: bytes, qos: settings.qos == 0 ? 0 : 1, retain: true) }
+            unsentRetained.insert(topic)
+            schedulePump()
         }
+    }
+
+    /// Retained topics changed since they were last published (all of them after a reconnect).
+    private func publishRetained() {
+        guard let client, connected, !unsentRetained.isEmpty else { return }
+        for topic in retainedOrder where unsentRetained.contains(topic) {
+            _ = publishRaw(client, topic: topic, bytes: retained[topic]!, qos: settings.qos == 0 ? 0 : 1, retain: true)
+        }
+        unsentRetained.removeAll(keepingCapacity: true)
     }
 
     /// Waits until what was queued before has run (tests).
@@ -150,10 +165,15 @@ public final class MQTTPublisher: @unchecked Sendable {
             username: s.username, password: s.password, caFile: s.caFile, certFile: s.certFile, keyFile: s.keyFile,
             tls: s.tls, tlsVerify: s.tlsVerify, maxInflight: s.maxInflight, will: (s.topics.status, "offline"))
         let events = MosquittoClient.Events(
-            connected: { [weak self] rc in self?.onQueue(gen) { $0.connected(rc) } },
+            connected: { [weak self] rc in
+                // A refusal ends the read that brought it: recorded now, so that the failure
+                // names it rather than the lost connection.
+                if rc != 0 { self?.refusal.store(rc, ordering: .relaxed) }
+                self?.onQueue(gen) { $0.connected(rc) }
+            },
             disconnected: { [weak self] rc in self?.onQueue(gen) { $0.failed(.lost(rc)) } },
             acknowledged: { [weak self] mid, reason in self?.acknowledged(mid, reason) },
-            logged: { [weak self] level, text in self?.onQueue(gen) { $0.logged(level, text) } })
+            logged: { [weak self] _, text in self?.libraryLog.withLock { $0 = text } })
         // Connecting blocks (DNS, TCP, TLS): off the queue, so acknowledgements, status and
         // stop are never stuck behind an unreachable broker.
         DispatchQueue.global().async { [weak self] in
@@ -178,12 +198,13 @@ public final class MQTTPublisher: @unchecked Sendable {
             }
             queue.async { [self] in
                 guard gen == generation, !stopping else {
-                    if case .success(let c) = result { DispatchQueue.global().async { c.close() } }
+                    if case .success(let c) = result { c.close() }
                     return
                 }
                 switch result {
                 case .success(let c):
-                    client = c
+                    connection = MosquittoConnection(client: c, queue: queue, readable: { [weak self] in self?.serviced() },
+                                                     failed: { [weak self] rc in self?.failed(.lost(rc)) })
                     queue.asyncAfter(deadline: .now() + .seconds(Self.connackTimeout)) { [weak self] in self?.checkConnack(gen) }
                     // The CONNACK may have overtaken this hop.
                     if let rc = pendingConnack { pendingConnack = nil; connected(rc) }
@@ -201,14 +222,6 @@ public final class MQTTPublisher: @unchecked Sendable {
         }
     }
 
-    /// libmosquitto reports some fatal errors only in its log: a TLS handshake the
-    /// certificate check ended (its network thread then stops without a disconnect
-    /// callback). An error line is taken as the end of the connection.
-    private func logged(_ level: Int32, _ text: String) {
-        lastLibraryLog = text
-        if level & Int32(MOSQ_LOG_ERR) != 0 && client != nil { failed(.lost(Int32(MOSQ_ERR_TLS.rawValue))) }
-    }
-
     /// No CONNACK in time: the broker is not answering MQTT (a wrong port, a hung broker).
     private func checkConnack(_ gen: Int) {
         guard gen == generation, !connected, client != nil, !stopping else { return }
@@ -222,6 +235,7 @@ public final class MQTTPublisher: @unchecked Sendable {
         guard let client else { pendingConnack = rc; return }
         connected = true
         client.stopLogging()
+        libraryLog.withLock { $0 = nil }
         lastAckAt = Self.now()
         // The backoff restarts only once this connection has delivered something (or stayed
         // up a while): a broker that accepts the connection and then refuses every publish
@@ -231,20 +245,22 @@ public final class MQTTPublisher: @unchecked Sendable {
         update { $0.state = .connected; $0.connects += 1; $0.retryIn = nil }
         log(.notice, "mqtt: connected to \(settings.broker) as \(settings.clientID), publishing under \(settings.topics.prefix)/ from anchor \(window.cursor)")
         _ = publishRaw(client, topic: settings.topics.status, bytes: Array("online".utf8), qos: 1, retain: true)
-        for topic in retainedOrder { _ = publishRaw(client, topic: topic, bytes: retained[topic]!, qos: settings.qos == 0 ? 0 : 1, retain: true) }
-        pump()
+        unsentRetained = Set(retainedOrder)
+        burst()
     }
 
-    private func failed(_ error: MQTTError) {
+    private func failed(_ reported: MQTTError) {
+        var error = reported
+        let refused = refusal.exchange(0, ordering: .relaxed)
+        if refused != 0, case .lost = error { error = .refused(refused) }
         var text = error.description
-        if let detail = lastLibraryLog {
+        if let detail = libraryLog.withLock({ l in defer { l = nil }; return l }) {
             switch error {
             case .lost(let rc) where rc == MOSQ_ERR_TLS.rawValue: text = "TLS: \(detail)"
             case .lost, .library, .system: text += " (\(detail))"
             default: break
             }
         }
-        lastLibraryLog = nil
         teardown()
         guard !stopping else { return }
         let delay = backoff.next(unit: random())
@@ -270,21 +286,33 @@ public final class MQTTPublisher: @unchecked Sendable {
         connectedAt = nil
         pendingConnack = nil
         window.reset()
-        if let c = client {
-            client = nil
-            // Joining the network thread: not from the queue its callbacks hop onto.
-            DispatchQueue.global().async { c.close() }
-        }
+        connection?.close(disconnect: false)
+        connection = nil
     }
 
     // MARK: delivery
 
+    /// New items in the store or new retained state: published within `coalescing`, in one
+    /// burst (one TCP segment, one wake-up of the broker and of this queue for the
+    /// acknowledgements) rather than one per commit. Catching up is not slowed: there the
+    /// acknowledgements drive the pump.
     private func schedulePump() {
         guard !pumpScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        queue.async { [self] in
+        queue.asyncAfter(deadline: .now() + Self.coalescing) { [self] in
             pumpScheduled.store(false, ordering: .releasing)
+            burst()
+        }
+    }
+
+    static let coalescing = DispatchTimeInterval.seconds(1)
+
+    private func burst() {
+        guard let connection, connected else { return }
+        connection.corked {
+            publishRetained()
             pump()
         }
+        connection.flush()
     }
 
     private func acknowledged(_ mid: Int32, _ reason: Int32) {
@@ -292,7 +320,13 @@ public final class MQTTPublisher: @unchecked Sendable {
             a.append((mid, reason))
             return a.count == 1
         }
-        if first { queue.async { [self] in drainAcknowledgements(); pump() } }
+        if first { queue.async { [self] in drainAcknowledgements(); pump(); connection?.flush() } }
+    }
+
+    /// The socket had something: libmosquitto read it and ran its callbacks here, on the queue.
+    private func serviced() {
+        drainAcknowledgements()
+        pump()
     }
 
     private func drainAcknowledgements() {
@@ -438,11 +472,15 @@ public final class MQTTPublisher: @unchecked Sendable {
         if connected, window.inFlight > 0, Self.now() - lastAckAt > Double(max(10, settings.keepAlive * 3 / 2)) {
             return failed(.configuration("no acknowledgement from the broker for \(Int(Self.now() - lastAckAt)) s with \(window.inFlight) messages in flight"))
         }
+        if let connection {
+            let rc = connection.misc()
+            if rc != MOSQ_ERR_SUCCESS.rawValue { return failed(.lost(rc)) }
+        }
         noteProgress()
         ticks &+= 1
         // Two fsyncs per write: not every second. A crash republishes at most these seconds.
         if ticks % Self.persistEvery == 0 { persist() }
-        if connected { pump() }
+        if connected { burst() }
     }
 
     private func persist() {

@@ -2,10 +2,12 @@ import CMosquitto
 import Glibc
 import Synchronization
 
-/// One libmosquitto client (one connection attempt and its network thread). The publisher
-/// makes a new one for every attempt and closes it for good when the connection ends: a
-/// client's own retry queue and reconnect loop would resend what the publisher resends
-/// itself from its cursor, so neither is used.
+/// One libmosquitto client (one connection attempt). The publisher makes a new one for every
+/// attempt and closes it for good when the connection ends: a client's own retry queue and
+/// reconnect loop would resend what the publisher resends itself from its cursor, so neither
+/// is used. It has no network thread: `MosquittoConnection` drives its socket from the
+/// publisher's queue, so a publish is written by the thread that makes it and an
+/// acknowledgement is read by the thread that counts it.
 final class MosquittoClient: @unchecked Sendable {
     struct Events: Sendable {
         var connected: @Sendable (_ code: Int32) -> Void
@@ -32,7 +34,6 @@ final class MosquittoClient: @unchecked Sendable {
 
     private let handle: OpaquePointer
     private let events: Events
-    private var loopRunning = false
     private let closed = Atomic<Bool>(false)
 
     init(_ o: Options, events: Events) throws(MQTTError) {
@@ -80,13 +81,19 @@ final class MosquittoClient: @unchecked Sendable {
         return c.closed.load(ordering: .acquiring) ? nil : c
     }
 
-    /// Blocking: TCP (or unix socket, `port` 0) and, with TLS, the handshake; the broker's
-    /// CONNACK arrives later through `connected`.
+    /// Blocking: name lookup and TCP (or unix socket, `port` 0); the TLS handshake and the
+    /// broker's CONNACK follow as the socket is serviced (`loopRead`, `loopWrite`).
     func connect(host: String, port: Int, keepAlive: Int) throws(MQTTError) {
         try check("connect", mosquitto_connect(handle, host, Int32(port), Int32(keepAlive)))
-        try check("loop_start", mosquitto_loop_start(handle))
-        loopRunning = true
     }
+
+    var socket: Int32 { mosquitto_socket(handle) }
+    /// Reads what arrived (callbacks run inside); `MOSQ_ERR_*`.
+    func loopRead() -> Int32 { mosquitto_loop_read(handle, 64) }
+    func loopWrite() -> Int32 { mosquitto_loop_write(handle, 64) }
+    /// Keepalive: PINGREQ when due, and the end of a connection whose PINGRESP never came.
+    func loopMisc() -> Int32 { mosquitto_loop_misc(handle) }
+    var wantsWrite: Bool { mosquitto_want_write(handle) }
 
     /// The message id, or why nothing was queued.
     func publish(topic: String, payload: UnsafeRawBufferPointer, qos: Int, retain: Bool) -> Result<Int32, MQTTError> {
@@ -103,15 +110,10 @@ final class MosquittoClient: @unchecked Sendable {
     /// Sends DISCONNECT (the broker then drops the Last Will) when still connected.
     func disconnect() { _ = mosquitto_disconnect(handle) }
 
-    /// Stops the network thread and frees the client; no callback runs after this returns.
-    /// The thread is asked to end (DISCONNECT, which also wakes it from its wait), never
-    /// cancelled: a cancellation can land between its close of the socket and its record of
-    /// that, and the destroy would then close a descriptor number the next client already
-    /// reuses.
+    /// Frees the client and closes its socket; no callback runs after this returns. Only
+    /// once nothing watches the socket any more (`MosquittoConnection.close`).
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        _ = mosquitto_disconnect(handle)
-        if loopRunning { _ = mosquitto_loop_stop(handle, false) }
         mosquitto_destroy(handle)
     }
 

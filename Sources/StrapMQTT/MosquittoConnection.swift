@@ -1,0 +1,93 @@
+import CMosquitto
+import Dispatch
+import Glibc
+
+/// A connected `MosquittoClient` serviced from the publisher's queue (libmosquitto's
+/// external-loop interface): a read source on its socket, and a write source resumed only
+/// while libmosquitto has bytes the socket would not take at once. Every callback and every
+/// handler runs on `queue`; no thread of libmosquitto's own exists.
+final class MosquittoConnection {
+    let client: MosquittoClient
+    private let read: DispatchSourceRead
+    private let write: DispatchSourceWrite
+    private var writing = false
+    private var closed = false
+
+    /// `readable` runs after libmosquitto read what arrived (its callbacks have run);
+    /// `failed` gets the `MOSQ_ERR_*` that ended the connection.
+    init(client: MosquittoClient, queue: DispatchQueue, readable: @escaping () -> Void, failed: @escaping (Int32) -> Void) {
+        self.client = client
+        let fd = client.socket
+        read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
+        // Weak, held strongly while a handler runs: `failed` or `readable` may end the
+        // connection, and the publisher then lets go of it.
+        read.setEventHandler { [weak self] in
+            guard let self, !closed else { return }
+            let rc = client.loopRead()
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failed(rc) }
+            readable()
+            flush()
+        }
+        write.setEventHandler { [weak self] in
+            guard let self, !closed else { return }
+            let rc = client.loopWrite()
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failed(rc) }
+            flush()
+        }
+        // The socket closes only after both sources let go of it.
+        let group = DispatchGroup()
+        group.enter(); group.enter()
+        read.setCancelHandler { group.leave() }
+        write.setCancelHandler { group.leave() }
+        group.notify(queue: queue) { client.close() }
+        read.resume()
+    }
+
+    /// Watches for writability while libmosquitto holds unsent bytes (after a publish that
+    /// met a full socket buffer), and stops watching once they are out.
+    func flush() {
+        guard !closed else { return }
+        if client.wantsWrite {
+            if !writing { writing = true; write.resume() }
+        } else if writing {
+            writing = false
+            write.suspend()
+        }
+    }
+
+    /// Runs `body` (several publishes) with the socket corked, so that its packets leave in as
+    /// few TCP segments as fit. A unix socket has no cork; there it changes nothing.
+    func corked(_ body: () -> Void) {
+        guard !closed else { return body() }
+        let fd = client.socket
+        var on: Int32 = 1, off: Int32 = 0
+        let corked = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &on, socklen_t(MemoryLayout<Int32>.size)) == 0
+        body()
+        if corked && !closed { _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size)) }
+    }
+
+    /// Keepalive work, once a second; a code other than success ended the connection.
+    func misc() -> Int32 { closed ? MOSQ_ERR_SUCCESS.rawValue : client.loopMisc() }
+
+    /// Reads and writes what is ready now (a graceful stop waits for acknowledgements so).
+    func poll() -> Int32 {
+        guard !closed else { return MOSQ_ERR_NO_CONN.rawValue }
+        let rc = client.loopRead()
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+        return client.wantsWrite ? client.loopWrite() : MOSQ_ERR_SUCCESS.rawValue
+    }
+
+    /// `disconnect`: DISCONNECT is sent first, so the broker drops the Last Will.
+    func close(disconnect: Bool) {
+        guard !closed else { return }
+        closed = true
+        if disconnect {
+            client.disconnect()
+            _ = client.loopWrite()
+        }
+        if !writing { write.resume() }
+        write.cancel()
+        read.cancel()
+    }
+}
