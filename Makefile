@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench fuzz fuzz-ci demo install clean lab
+.PHONY: help deps build release test torture bench fuzz fuzz-ci demo demo-mqtt install clean lab
 
 help:
 	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
@@ -13,6 +13,7 @@ help:
 	@echo "make test      the whole test suite (what .ci/run runs)"
 	@echo "make torture   the store's crash/corruption tests at full counts (STRAP_TORTURE=1)"
 	@echo "make demo      the main job: see README"
+	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 
@@ -54,6 +55,11 @@ fuzz-ci: deps
 
 demo: deps
 	scripts/demo.sh
+
+# strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v (docs/mqtt.md).
+demo-mqtt: deps
+	@scripts/deps.sh test
+	scripts/mqtt-demo.sh
 
 # Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,
 # tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g, libmosquitto1.
