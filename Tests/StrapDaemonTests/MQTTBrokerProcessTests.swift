@@ -219,4 +219,21 @@ import ThirdPartyReaders
         box1.signal(SIGTERM)
         box2.signal(SIGTERM)
     }
+
+    /// `unix_socket`: a broker on the same box reached without TCP (and without the drop-in).
+    @Test func aBrokerOnAUnixSocket() throws {
+        let broker = try MosquittoBroker()
+        let path = broker.directory + "/mqtt.sock"
+        try broker.start(["listener 0 \(path)"])
+        let consumer = try MQTTConsumer(port: broker.port, topics: [D.prefix + "/#"], name: "unix")
+        let daemon = try DaemonProcess()
+        try daemon.start(["--simulate=2", "--log-level", "notice", "--set", "mqtt.unix_socket=\(path)",
+                          "--set", "mqtt.topic_prefix=\(D.prefix)"])
+        usleep(1_500_000)
+        let upTo = try D.waitDelivered(daemon)
+        #expect(try D.mqttStatus(daemon).string("broker") == "unix:\(path)")
+        try D.expectEverySample(daemon, consumer, upTo: upTo, duplicatesAfter: .max, atLeast: 3)
+        daemon.signal(SIGTERM)
+    }
 }
+
