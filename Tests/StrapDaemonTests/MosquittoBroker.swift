@@ -27,6 +27,8 @@ final class MosquittoBroker {
     /// (Re)starts the broker with `extra` configuration lines (replacing the previous ones
     /// when given) and waits until it accepts connections.
     func start(_ newExtra: [String]? = nil) throws {
+        // A running broker goes first: the new one must be able to bind the same port.
+        kill()
         if let newExtra { extra = newExtra }
         guard let binary = Self.binary else { throw BrokerFailure("mosquitto is missing: run scripts/deps.sh test") }
         var lines = ["per_listener_settings false", "persistence false", "log_dest file \(directory)/broker.log",
