@@ -11,9 +11,9 @@ import Synchronization
 /// of its own, each item published at the configured QoS, the cursor advanced and persisted
 /// only over what the broker acknowledged. Retained state (device states, discovery, workout
 /// state) is kept by topic and published again after every reconnect. Everything runs on
-/// `queue`; libmosquitto's network thread only hands acknowledgements and connection events
-/// over. The store never waits for the broker: a slow or absent broker only leaves the
-/// cursor behind.
+/// `queue`, which also drives libmosquitto's socket (`MosquittoConnection`); only connecting
+/// happens elsewhere. The store never waits for the broker: a slow or absent broker only
+/// leaves the cursor behind.
 public final class MQTTPublisher: @unchecked Sendable {
     public enum LogLevel: Sendable { case notice, warning, error }
 
@@ -39,7 +39,6 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var observation: CommitObservation?
     private var payload: [UInt8] = []
-    private var pendingConnack: Int32?
     private var unsentRetained: Set<String> = []
     private var backlog = DeliveryBacklog()
     private var connectedAt: Double?
@@ -206,8 +205,6 @@ public final class MQTTPublisher: @unchecked Sendable {
                     connection = MosquittoConnection(client: c, queue: queue, readable: { [weak self] in self?.serviced() },
                                                      failed: { [weak self] rc in self?.failed(.lost(rc)) })
                     queue.asyncAfter(deadline: .now() + .seconds(Self.connackTimeout)) { [weak self] in self?.checkConnack(gen) }
-                    // The CONNACK may have overtaken this hop.
-                    if let rc = pendingConnack { pendingConnack = nil; connected(rc) }
                 case .failure(let e): failed(e)
                 }
             }
@@ -232,7 +229,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     private func connected(_ rc: Int32) {
         guard rc == 0 else { return failed(.refused(rc)) }
-        guard let client else { pendingConnack = rc; return }
+        guard let client else { return }
         connected = true
         client.stopLogging()
         libraryLog.withLock { $0 = nil }
@@ -284,7 +281,6 @@ public final class MQTTPublisher: @unchecked Sendable {
         connected = false
         backlog.clear()
         connectedAt = nil
-        pendingConnack = nil
         window.reset()
         connection?.close(disconnect: false)
         connection = nil
@@ -315,12 +311,10 @@ public final class MQTTPublisher: @unchecked Sendable {
         connection.flush()
     }
 
+    /// Inside `mosquitto_loop_read`, on the queue: only noted here (acting now could end the
+    /// connection under libmosquitto's feet); `serviced` or a stop's poll drains them.
     private func acknowledged(_ mid: Int32, _ reason: Int32) {
-        let first = acks.withLock { a in
-            a.append((mid, reason))
-            return a.count == 1
-        }
-        if first { queue.async { [self] in drainAcknowledgements(); pump(); connection?.flush() } }
+        acks.withLock { $0.append((mid, reason)) }
     }
 
     /// The socket had something: libmosquitto read it and ran its callbacks here, on the queue.
