@@ -62,6 +62,30 @@ import StrapWire
         #expect(try waitFor { h.router.liveSubscriberCount == 0 })
     }
 
+    /// Issue 15 item 1: a client that sends a stream request and closes before reading is
+    /// closed by the write of its own `ok`; nothing of it may stay behind.
+    @Test func streamsOfClientsThatCloseWithoutReadingAreAllGivenBack() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        try h.store.append(heartRates(50))
+        try h.store.sync()
+        let requests = [#"{"id":1,"op":"live.subscribe"}"#,
+                        #"{"id":1,"op":"samples.anchored","limit":10,"follow":true}"#,
+                        #"{"id":1,"op":"live.subscribe","types":["heartRate"]}"#]
+        for i in 0..<2000 {
+            let c = try h.client()
+            try c.send(requests[i % requests.count])
+            // Dropped here: closed at once, nothing read.
+        }
+        #expect(try waitFor { h.onServerQueue { h.server.connectionCount } == 0 })
+        #expect(try waitFor { h.router.liveSubscriberCount == 0 })
+        #expect(try waitFor { h.router.follow.counters.parked == 0 })
+        #expect(h.onServerQueue { h.router.clientCount } == 0)
+        let status = try h.client().call(#"{"id":"s","op":"status"}"#).result
+        #expect(status.int("clients") == 1)
+        #expect(status.int("liveSubscribers") == 0)
+    }
+
     @Test func aThousandConcurrentClients() throws {
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)

@@ -12,8 +12,7 @@ extension RequestRouter {
         let devices = try params.strings("devices").map(Set.init)
         session.connection.write(Reply.success(id: request.id))
         let stream = LiveStream(fanout: fanout, session: session, id: request.id, types: types, devices: devices)
-        streamStarted(stream, id: request.id, in: session)
-        fanout.add(stream)
+        if streamStarted(stream, id: request.id, in: session) { fanout.add(stream) }
     }
 }
 

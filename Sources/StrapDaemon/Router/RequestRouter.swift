@@ -120,6 +120,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
 
     public func connectionClosed(_ connection: Connection, reason: CloseReason) {
         guard let session = sessions.removeValue(forKey: connection.id) else { return }
+        session.closed = true
         let streams = session.streams
         session.streams.removeAll()
         for stream in streams.values { stream.cancel(notify: false) }
@@ -196,9 +197,19 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         }
     }
 
-    func streamStarted(_ stream: RouterStream, id: RequestID, in session: ClientSession) {
+    /// Registers a stream with its connection; false (and the stream cancelled) when the
+    /// connection is already gone. A client that sends a request and closes at once is
+    /// closed by the very write of its `ok` (EPIPE), before the stream exists: a stream
+    /// registered then would never be cancelled and would stay subscribed for good.
+    @discardableResult
+    func streamStarted(_ stream: RouterStream, id: RequestID, in session: ClientSession) -> Bool {
         dispatchPrecondition(condition: .onQueue(session.connection.queue))
+        guard !session.closed else {
+            stream.cancel(notify: false)
+            return false
+        }
         session.streams[id] = stream
+        return true
     }
 
     /// A stream ended by itself (scan finished, follow failed); on the server queue.
@@ -232,6 +243,8 @@ final class ClientSession: @unchecked Sendable {
     var streams: [RequestID: RouterStream] = [:]
     var pendingReplies = 0
     var inputEnded = false
+    /// The connection closed; its streams were cancelled and no new one may start.
+    var closed = false
 
     init(connection: Connection, grants: Grants) {
         self.connection = connection
