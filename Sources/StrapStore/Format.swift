@@ -9,6 +9,8 @@ enum Format {
     /// A record body larger than this is taken as a damaged length, not a real record.
     static let maxRecordBody = 64 << 20
     static let checkpointEvery = 32 << 10
+    /// Held (flock) by the one process writing the store; holds that process's pid.
+    static let lockName = "store.lock"
 
     static func segmentName(_ firstAnchor: UInt64) -> String {
         "seg-" + hex16(firstAnchor) + ".log"

@@ -24,7 +24,11 @@ public final class Store: Sendable {
     /// When the last fdatasync started, monotonic nanoseconds.
     private let lastSync = Atomic<Int64>(0)
 
-    init(config: StoreConfig, storeID: UInt64, shared: StoreShared, writer: StoreWriter) {
+    /// The store's exclusive lock (`store.lock`); given back by `close()`.
+    private let lock: Mutex<LockFile?>
+
+    init(config: StoreConfig, storeID: UInt64, shared: StoreShared, writer: StoreWriter, lock: LockFile) {
+        self.lock = Mutex(lock)
         self.config = config
         self.shared = shared
         self.writer = writer
@@ -36,7 +40,7 @@ public final class Store: Sendable {
     /// trusted through their indexes, only the open tail is verified and a torn tail cut off.
     public static func open(_ config: StoreConfig) throws(StrapError) -> Store {
         let store: Store
-        do throws(SystemCallError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
+        do throws(StoreOpenError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
             throw .unavailable("cannot open store: \(error)")
         }
         store.syncer?.start { [weak store] in try? store?.sync() }
@@ -49,6 +53,7 @@ public final class Store: Sendable {
         syncer?.stop(wait: true)
         try? sync()
         shared.close()
+        lock.withLock { $0 = nil }
     }
 
     deinit { syncer?.stop(wait: false) }

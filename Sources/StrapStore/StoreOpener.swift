@@ -2,6 +2,21 @@ import Glibc
 import StrapModel
 import StrapOS
 
+/// Why a store could not be opened.
+enum StoreOpenError: Error, CustomStringConvertible {
+    /// Another process (a second strapd) has the store open for writing.
+    case inUse(directory: String, pid: Int32?)
+    case system(SystemCallError)
+
+    var description: String {
+        switch self {
+        case let .inUse(dir, pid):
+            "\(dir) is in use by another strapd\(pid.map { " (pid \($0))" } ?? ""); a store has one writer: stop that process, or give this one another --state-dir"
+        case let .system(e): "\(e)"
+        }
+    }
+}
+
 /// Start-up: finds the segments, trusts sealed ones through their index files (rebuilding
 /// a missing index), verifies only the open tail and truncates a torn one.
 struct StoreOpener {
@@ -20,7 +35,21 @@ struct StoreOpener {
 
     init(config: StoreConfig) { self.config = config }
 
-    mutating func open() throws(SystemCallError) -> Store {
+    mutating func open() throws(StoreOpenError) -> Store {
+        do throws(SystemCallError) { try sys.makeDirectories(dir) } catch { throw .system(error) }
+        // Before anything in the directory is touched: a second writer would append to the
+        // same open segment and each would truncate the other's records as a torn tail.
+        let lock: LockFile
+        do throws(LockFile.Failure) { lock = try LockFile(path: dir + "/" + Format.lockName, syscalls: sys) } catch {
+            switch error {
+            case let .held(_, pid): throw .inUse(directory: dir, pid: pid)
+            case let .system(e): throw .system(e)
+            }
+        }
+        do throws(SystemCallError) { return try load(lock: lock) } catch { throw .system(error) }
+    }
+
+    private mutating func load(lock: LockFile) throws(SystemCallError) -> Store {
         let anchors = try prepareDirectory()
         let storeID = try loadStoreID(segmentAnchors: anchors)
         for (i, first) in anchors.enumerated() {
@@ -28,13 +57,12 @@ struct StoreOpener {
         }
         let open: OpenTail
         if let tail { open = tail } else { open = try createOpenSegment(storeID: storeID) }
-        return assemble(storeID: storeID, open)
+        return assemble(storeID: storeID, open, lock: lock)
     }
 
     /// Creates the directory if needed, removes temporary files an interrupted atomic write
     /// left, and returns the first anchors of the segment files present, in order.
     private func prepareDirectory() throws(SystemCallError) -> [UInt64] {
-        try sys.makeDirectories(dir)
         let names = try sys.listDirectory(dir)
         for n in names where n.hasSuffix(".tmp") { try? sys.removeFile(dir + "/" + n) }
         return names.compactMap(Format.parseSegmentName).sorted()
@@ -147,14 +175,14 @@ struct StoreOpener {
     }
 
     /// The store over what was loaded, with the problems found reported in its status.
-    private func assemble(storeID: UInt64, _ open: OpenTail) -> Store {
+    private func assemble(storeID: UInt64, _ open: OpenTail, lock: LockFile) -> Store {
         let published = Published(segments: segments, durableNext: open.builder.summary.nextAnchor,
                                   oldest: segments.first?.firstAnchor ?? 1, deleted: deleted)
         let shared = StoreShared(published)
         for p in problems { shared.report(p) }
         let writer = StoreWriter(config: config, storeID: storeID, shared: shared, segment: open.segment,
                                  builder: open.builder, offset: open.offset)
-        return Store(config: config, storeID: storeID, shared: shared, writer: writer)
+        return Store(config: config, storeID: storeID, shared: shared, writer: writer, lock: lock)
     }
 
     /// The store id (for derived UUIDs) lives in `store.id`, written once; segments repeat it.

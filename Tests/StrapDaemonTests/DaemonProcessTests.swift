@@ -126,6 +126,53 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         daemon.signal(SIGTERM)
     }
 
+    /// Issue 15 item 0: two writers on one store truncated each other's records as torn
+    /// tails. The second daemon must refuse, name the holder, and touch nothing.
+    @Test func aSecondDaemonOnTheSameStateDirectoryRefusesToStart() throws {
+        let daemon = try DaemonProcess()
+        try daemon.start(["--simulate=3"])
+        let holder = try #require(daemon.process).processIdentifier
+        usleep(500_000)
+        let second = Process()
+        second.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
+        second.arguments = ["--state-dir", daemon.directory + "/state", "--socket", daemon.directory + "/second.sock",
+                            "--set", "daemon.socket_group=", "--simulate=3"]
+        let stderr = Pipe()
+        second.standardError = stderr
+        second.standardOutput = FileHandle.nullDevice
+        try second.run()
+        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        second.waitUntilExit()
+        #expect(second.terminationStatus == 1)
+        #expect(message.contains("is in use by another strapd (pid \(holder))"), "\(message)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.directory + "/second.sock"))
+        // The holder went on writing; all it served survives its stop and a restart, whole.
+        usleep(500_000)
+        let (served, _) = try readAnchored(daemon.client(), from: 0)
+        daemon.signal(SIGTERM)
+        try daemon.start([])
+        #expect(!daemon.log.contains("damage"), "\(daemon.log)")
+        let (stored, _) = try readAnchored(daemon.client(), from: 0)
+        let byUUID = Dictionary(stored.map { ($0.0, $0.1) }, uniquingKeysWith: { a, _ in a })
+        #expect(served.count >= 3)
+        #expect(served.allSatisfy { byUUID[$0.0] == $0.1 })
+        daemon.signal(SIGTERM)
+    }
+
+    /// The lock dies with its holder: a SIGKILLed daemon is replaced at once, no stale lock.
+    @Test func aKilledHoldersLockIsReleasedAtOnce() throws {
+        let daemon = try DaemonProcess()
+        try daemon.start(["--simulate=3"])
+        let first = try #require(daemon.process).processIdentifier
+        daemon.signal(SIGKILL)
+        let lockFile = daemon.directory + "/state/store/store.lock"
+        #expect((try? String(contentsOfFile: lockFile, encoding: .utf8))?.contains("\(first)") == true)
+        try daemon.start(["--simulate=3"])
+        #expect(try daemon.client().call(#"{"id":1,"op":"status"}"#).isOK)
+        #expect(!daemon.log.contains("in use"))
+        daemon.signal(SIGTERM)
+    }
+
     @Test func sigtermLosesNothingDecoded() throws {
         let daemon = try DaemonProcess()
         // A deterministic capture: what the daemon must store is what an in-process pipeline makes of it.
