@@ -20,6 +20,7 @@ final class StoreService: LifecycleService {
 
     func start() throws(StartupError) {
         try DaemonSetup.makeDirectory(configuration.daemon.stateDirectory, mode: 0o750)
+        try DaemonSetup.requireWritable(configuration.daemon.stateDirectory)
         let store: Store
         do { store = try Store.open(DaemonSetup.storeConfig(configuration)) } catch { throw .store(error.description) }
         self.store = store
@@ -201,7 +202,7 @@ final class SourceService: LifecycleService {
             let simulation = n > 0 ? Simulation(count: n, seed: seed) : Simulation(kinds: kinds, seed: seed)
             let source = SimulatorSource(simulation: simulation, pipeline: pipeline)
             simulator = source
-            return SimulatedDeviceService(identities: source.identities)
+            return SimulatedDeviceService(identities: source.identities) { [weak source] address, up in source?.setConnected(address, up) }
         case .bluetooth:
             let service = BlueZDeviceService.make(options: options, configuration: configuration, logger: logger, pipeline: pipeline)
             bluetooth = service

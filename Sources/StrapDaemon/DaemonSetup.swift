@@ -92,18 +92,50 @@ enum DaemonSetup {
                             daemonUID: getuid())
     }
 
-    static func makeDirectory(_ path: String, mode: mode_t) throws(StartupError) {
-        var isDirectory = false
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-            guard isDirectory else { throw .stateDirectory("\(path) exists and is not a directory") }
+    /// Creates `path` (and its parents) unless it is a directory already. A failure names
+    /// the path, the errno in words and what to do about it.
+    static func makeDirectory(_ path: String, mode: mode_t, option: String = "--state-dir") throws(StartupError) {
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFDIR else { throw .stateDirectory("\(path) exists and is not a directory") }
             return
         }
-        do {
-            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: Int(mode)])
-        } catch {
-            throw .stateDirectory("cannot create \(path): \(error)")
+        do throws(SystemCallError) { try Syscalls.live.makeDirectories(path, mode: mode) } catch {
+            throw .stateDirectory("cannot create \(error.path ?? path): \(error.errno.text)" + advice(error.errno, path: path, option: option))
         }
+    }
+
+    /// A directory strapd must write in: refused up front, with advice, rather than failing
+    /// later on whichever file comes first.
+    static func requireWritable(_ path: String, option: String = "--state-dir") throws(StartupError) {
+        guard access(path, W_OK | X_OK) != 0 else { return }
+        let e = Errno.current
+        throw .stateDirectory("cannot write in \(path): \(e.text)" + advice(e, path: path, option: option))
+    }
+
+    /// What to do about `errno` on `path`: for permissions, who strapd runs as and who owns
+    /// the nearest existing directory.
+    static func advice(_ errno: Errno, path: String, option: String) -> String {
+        switch errno {
+        case .permissionDenied, .notPermitted:
+            let uid = geteuid()
+            let me = userName(uid)
+            var dir = path
+            var st = stat()
+            while stat(dir, &st) != 0, dir != "/", !dir.isEmpty { dir = Path.directory(of: dir).isEmpty ? "/" : Path.directory(of: dir) }
+            let owner = userName(st.st_uid)
+            let mode = String(st.st_mode & 0o7777, radix: 8)
+            return "; strapd runs as user \(me) (uid \(uid)) and \(dir) belongs to \(owner) (uid \(st.st_uid), mode \(mode)). " +
+                "Create the directory for strapd's user (sudo install -d -o \(me) -m 0750 \(path)), run strapd as \(owner), or give it another \(option)"
+        case .noSpace, .diskQuotaExceeded: return "; the file system is full: free some space"
+        case Errno(rawValue: EROFS): return "; the file system is read-only: give strapd a writable \(option)"
+        default: return ""
+        }
+    }
+
+    static func userName(_ uid: uid_t) -> String {
+        if let pw = getpwuid(uid), let name = pw.pointee.pw_name { return String(cString: name) }
+        return "#\(uid)"
     }
 
     /// The socket systemd passed us, else our own bound at the configured path.
@@ -115,7 +147,7 @@ enum DaemonSetup {
         }
         let path = c.daemon.socket
         let parent = Path.directory(of: path)
-        if !parent.isEmpty { try makeDirectory(parent, mode: 0o755) }
+        if !parent.isEmpty { try makeDirectory(parent, mode: 0o755, option: "--socket") }
         var gid: gid_t?
         if let group = c.daemon.socketGroup {
             if let gr = getgrnam(group) { gid = gr.pointee.gr_gid } else {

@@ -9,8 +9,12 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
     let queue = DispatchQueue(label: "strapd.devices.simulated")
     /// Confined to `queue`.
     private var infos: [SensorAddress: DeviceInfo]
+    /// Takes a simulated sensor's link down (false) or up (true) for real: its samples stop
+    /// and resume. Nil for a replay, which plays what was recorded.
+    private let links: (@Sendable (SensorAddress, Bool) -> Void)?
 
-    public init(identities: [SimulatedIdentity]) {
+    public init(identities: [SimulatedIdentity], links: (@Sendable (SensorAddress, Bool) -> Void)? = nil) {
+        self.links = links
         var infos: [SensorAddress: DeviceInfo] = [:]
         for identity in identities {
             var info = DeviceInfo(address: identity.address, name: identity.name)
@@ -42,15 +46,15 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
     }
 
     public func connect(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
-        update(address, completion) { $0.known = true; $0.connected = true }
+        update(address, completion, link: true) { $0.known = true; $0.connected = true }
     }
 
     public func disconnect(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
-        update(address, completion) { $0.connected = false; $0.lastDisconnectReason = "disconnected by request" }
+        update(address, completion, link: false) { $0.connected = false; $0.lastDisconnectReason = "disconnected by request" }
     }
 
     public func forget(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
-        update(address, completion) { $0.known = false; $0.connected = false; $0.paired = false }
+        update(address, completion, link: false) { $0.known = false; $0.connected = false; $0.paired = false }
     }
 
     public func resetEnergy(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
@@ -59,12 +63,14 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
 
     public func snapshot() -> [DeviceInfo] { queue.sync { Array(infos.values) } }
 
-    private func update(_ address: SensorAddress, _ completion: @escaping @Sendable (DeviceError?) -> Void,
+    private func update(_ address: SensorAddress, _ completion: @escaping @Sendable (DeviceError?) -> Void, link: Bool? = nil,
                         _ change: @escaping @Sendable (inout DeviceInfo) -> Void) {
         queue.async { [self] in
             guard var info = infos[address] else { return completion(.notFound(address)) }
             change(&info)
             infos[address] = info
+            // Before answering: once the client has its `ok`, no further sample is submitted.
+            if let link { links?(address, link) }
             completion(nil)
         }
     }

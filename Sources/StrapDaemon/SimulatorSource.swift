@@ -24,6 +24,10 @@ public final class SimulatorSource: @unchecked Sendable {
     /// Signalled only by `stop`: the thread's sleep is a wait on it.
     private let stopSignal = DispatchSemaphore(value: 0)
     private let exited = DispatchSemaphore(value: 0)
+    /// Sensors disconnected by request (`devices.disconnect`), silent until `connect`. The
+    /// lock is held across filtering and submitting, so no notification of a sensor can be
+    /// submitted after the link-down that ended it.
+    private let heldDown = Mutex<Set<SensorAddress>>([])
 
     /// `tick` bounds how long the source sleeps between checks.
     public init(simulation: Simulation, pipeline: Pipeline, speed: Double = 1, tick: DispatchTimeInterval = .seconds(1)) {
@@ -56,6 +60,19 @@ public final class SimulatorSource: @unchecked Sendable {
         exited.wait()
     }
 
+    /// The protocol's `devices.disconnect` / `devices.connect` (and `forget`): a sensor taken
+    /// down stays down, whatever its simulated link schedule says, until connected again.
+    public func setConnected(_ address: SensorAddress, _ connected: Bool) {
+        guard let identity = identities.first(where: { $0.address == address }) else { return }
+        heldDown.withLock { down in
+            let changed = connected ? down.remove(address) != nil : down.insert(address).inserted
+            guard changed else { return }
+            let now = ReceiveTime.now()
+            pipeline.submit(contentsOf: [connected ? .linkUp(address, name: identity.name, now)
+                                                   : .linkDown(address, reason: "disconnected by request", now)])
+        }
+    }
+
     private func run() {
         while !stopped.load(ordering: .acquiring) {
             let wait = step()
@@ -79,7 +96,10 @@ public final class SimulatorSource: @unchecked Sendable {
             case let .disconnected(reason): batch.append(.linkDown(address, reason: reason, time))
             }
         }
-        if !batch.isEmpty { pipeline.submit(contentsOf: batch) }
+        heldDown.withLock { down in
+            if !down.isEmpty { batch.removeAll { down.contains($0.address) } }
+            if !batch.isEmpty { pipeline.submit(contentsOf: batch) }
+        }
         let wait = max(0, (simulation.nextEventTime - elapsed) / max(speed, 1e-9))
         return wait < tick.seconds ? .nanoseconds(Int(wait * 1e9) + 1) : tick
     }

@@ -25,14 +25,24 @@ extension SamplePredicate: Codable {
             if try t.decodeIfPresent(Bool.self, forKey: .strictEndDate) == true { o.insert(.strictEndDate) }
             self = .time(from: t.contains(.from) ? try t.decodeTime(.from) : nil,
                          to: t.contains(.to) ? try t.decodeTime(.to) : nil, options: o)
-        case .types: self = .types(Set(try c.decode([QuantityType].self, forKey: .types)))
+        case .types:
+            var types = Set<QuantityType>()
+            for name in try c.decode([String].self, forKey: .types) {
+                guard let t = QuantityType(rawValue: name) else {
+                    throw DecodingError.dataCorruptedError(forKey: .types, in: c, debugDescription:
+                        "types: unknown sample type \"\(name.prefix(64))\"; one of: \(QuantityType.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                types.insert(t)
+            }
+            self = .types(types)
         case .device:
             let d = try c.decode([String: String].self, forKey: .device)
             guard d.count == 1, let (k, v) = d.first, let f = DeviceField(rawValue: k) else {
                 throw DecodingError.dataCorruptedError(forKey: .device, in: c,
                     debugDescription: "device takes one of id, name, model, manufacturer")
             }
-            self = .device(f, v)
+            // Device ids are Bluetooth addresses, which strapd spells in upper case.
+            self = .device(f, f == .id ? v.uppercased() : v)
         case .workout: self = .workout(try c.decode(UUID.self, forKey: .workout))
         case .value:
             let v = try c.nestedContainer(keyedBy: ValueKey.self, forKey: .value)

@@ -61,6 +61,11 @@ public final class Connection: @unchecked Sendable {
         return aboveHighWater
     }
 
+    /// The largest write that always fits while the connection is below its high-water mark
+    /// (and so is reading requests): replies, pages and chunks are sized to this, so none can
+    /// be refused for a size no amount of draining would make room for.
+    public var guaranteedWrite: Int { limits.hardLimit - limits.highWater }
+
     public var isClosed: Bool {
         dispatchPrecondition(condition: .onQueue(queue))
         return state == .closed

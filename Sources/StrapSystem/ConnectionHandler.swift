@@ -40,11 +40,15 @@ public protocol ConnectionHandler: AnyObject, Sendable {
     /// The connection is gone; its fd is closed or being closed. Called exactly once.
     func connectionClosed(_ connection: Connection, reason: CloseReason)
     /// accept failed for a reason other than "nobody waiting" (EMFILE, ENFILE, ENOBUFS...).
-    /// The server pauses accepting briefly and retries by itself.
+    /// The server pauses accepting briefly and retries by itself. Called once per episode:
+    /// the first failure after a success.
     func serverAcceptFailed(_ error: SystemCallError)
+    /// accept works again after `failures` failed attempts over `seconds`.
+    func serverAcceptRecovered(from error: SystemCallError, failures: Int, seconds: Double)
 }
 
 extension ConnectionHandler {
+    public func serverAcceptRecovered(from error: SystemCallError, failures: Int, seconds: Double) {}
     public func connectionOpened(_ connection: Connection) {}
     public func connectionInputEnded(_ connection: Connection) { connection.finish() }
     public func connectionOutputHighWater(_ connection: Connection) {}

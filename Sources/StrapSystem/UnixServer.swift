@@ -36,6 +36,8 @@ public final class UnixServer: @unchecked Sendable {
     private(set) var handler: (any ConnectionHandler)?
     private var acceptSource: DispatchSourceRead?
     private var acceptSuspended = false
+    /// The accept failures since the last success: the first error, how many, since when.
+    private var acceptFailures: (error: SystemCallError, count: Int, since: DispatchTime)?
     private var connections: [UInt64: Connection] = [:]
     private var nextID: UInt64 = 1
     private var stopped = false
@@ -97,15 +99,30 @@ public final class UnixServer: @unchecked Sendable {
         while !stopped {
             let fd: FileDescriptor
             do {
-                guard let accepted = try syscalls.accept(listener.fd) else { return }
+                guard let accepted = try syscalls.accept(listener.fd) else { endFailureEpisode(); return }
                 fd = accepted
             } catch {
-                handler?.serverAcceptFailed(error)
+                // Out of descriptors the retry comes every backoff: reported once per
+                // episode, not ten times a second.
+                if let episode = acceptFailures {
+                    acceptFailures = (episode.error, episode.count + 1, episode.since)
+                } else {
+                    acceptFailures = (error, 1, DispatchTime.now())
+                    handler?.serverAcceptFailed(error)
+                }
                 backOff()
                 return
             }
+            endFailureEpisode()
             admit(fd)
         }
+    }
+
+    private func endFailureEpisode() {
+        guard let episode = acceptFailures else { return }
+        acceptFailures = nil
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - episode.since.uptimeNanoseconds) / 1e9
+        handler?.serverAcceptRecovered(from: episode.error, failures: episode.count, seconds: seconds)
     }
 
     private func admit(_ fd: FileDescriptor) {

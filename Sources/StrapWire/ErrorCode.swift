@@ -29,3 +29,17 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(code.rawValue): \(message)" }
 }
+
+extension WireError {
+    /// A client's value as it may appear in an error message: at most 64 characters and
+    /// never a control character, so a 1 MB parameter is not echoed back whole and a NUL
+    /// cannot hide what follows it.
+    public static func echo(_ value: String, limit: Int = 64) -> String {
+        var out = ""
+        for (n, c) in value.unicodeScalars.enumerated() {
+            if n == limit { out += "…"; break }
+            out.unicodeScalars.append(c.properties.generalCategory == .control ? "\u{FFFD}" : c)
+        }
+        return out
+    }
+}

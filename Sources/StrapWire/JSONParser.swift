@@ -12,10 +12,14 @@ public struct JSONParseError: Error, Sendable, Equatable, CustomStringConvertibl
 public struct JSONParser {
     public static let maximumDepth = 64
 
-    public static func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+    /// `overflowToInfinity`: a number too large for a double (`1e400`) parses as ±infinity
+    /// instead of failing the whole document, so a request's envelope (its id) still parses
+    /// and the one parameter can be refused by name. JSON output never holds infinities.
+    public static func parse(_ bytes: some Collection<UInt8>, overflowToInfinity: Bool = false) throws(JSONParseError) -> JSONValue {
         let array = Array(bytes)
         return try array.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> JSONValue in
             var parser = Cursor(bytes: buffer)
+            parser.overflowToInfinity = overflowToInfinity
             parser.skipWhitespace()
             let value = try parser.value(depth: 0)
             parser.skipWhitespace()
@@ -27,6 +31,7 @@ public struct JSONParser {
     private struct Cursor {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        var overflowToInfinity = false
 
         init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
@@ -132,7 +137,7 @@ public struct JSONParser {
             }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             if isInteger, let int = Int64(text) { return .int(int) }
-            guard let double = Double(text), double.isFinite else {
+            guard let double = Double(text), double.isFinite || overflowToInfinity else {
                 throw JSONParseError(reason: "number out of range", offset: start)
             }
             return .double(double)

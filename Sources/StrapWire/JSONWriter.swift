@@ -17,9 +17,15 @@ public enum JSONWriter {
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
         case .int(let i): out.append(contentsOf: String(i).utf8)
         case .double(let d):
-            // Swift's shortest round-trip form is valid JSON ("3.0", "1e+16", "5e-324") and
-            // keeps a whole double a double when parsed back, so values round-trip exactly.
-            out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
+            // A whole number is written as a JSON integer ("72", not "72.0"): clients in typed
+            // languages decode heart rates, battery levels and counts into integer types.
+            // Below 2^53 every integer is exact in a double, so nothing is lost; others take
+            // Swift's shortest round-trip form, which is valid JSON ("0.5", "1e+16", "5e-324").
+            if d.isFinite, d == d.rounded(.towardZero), abs(d) < 9_007_199_254_740_992 {
+                out.append(contentsOf: String(Int64(d)).utf8)
+            } else {
+                out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
+            }
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))

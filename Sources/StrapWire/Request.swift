@@ -52,7 +52,7 @@ extension Request {
     public static func parse(line: some Collection<UInt8>) throws(RequestError) -> Request {
         let value: JSONValue
         do {
-            value = try JSONParser.parse(line)
+            value = try JSONParser.parse(line, overflowToInfinity: true)
         } catch {
             throw RequestError(id: nil, error: WireError(.badRequest, "invalid JSON: \(error)"))
         }

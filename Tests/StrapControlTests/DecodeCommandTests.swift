@@ -25,15 +25,15 @@ import Testing
     @Test func oddTailKeptWithWarning() {
         let out = run("2a37", "10 48 00 04 07")
         #expect(out.exitCode == 0)
-        #expect(out.stdout.contains(#""rrIntervals":[1024],"rrIntervalsMs":[1000.0],"warnings":["danglingOddOctet"]"#))
+        #expect(out.stdout.contains(#""rrIntervals":[1024],"rrIntervalsMs":[1000],"warnings":["danglingOddOctet"]"#))
     }
 
     @Test func everyCharacteristicHasItsKeys() {
         let expectations: [(String, String, String)] = [
             ("2a5b", "03 10000000 0004 0500 0008", #"{"wheelRevolutions":16,"lastWheelEventTime":1024,"crankRevolutions":5,"lastCrankEventTime":2048,"warnings":[]}"#),
             ("2a5b", "00", #"{"wheelRevolutions":null,"lastWheelEventTime":null,"crankRevolutions":null,"lastCrankEventTime":null,"warnings":["noDataFlags"]}"#),
-            ("2a53", "07 0002 b4 6400 10270000", #"{"speed":2.0,"cadence":180,"strideLength":1.0,"totalDistance":1000.0,"running":true,"warnings":[]}"#),
-            ("2a53", "00 0003 b4", #"{"speed":3.0,"cadence":180,"strideLength":null,"totalDistance":null,"running":false,"warnings":[]}"#),
+            ("2a53", "07 0002 b4 6400 10270000", #"{"speed":2,"cadence":180,"strideLength":1,"totalDistance":1000,"running":true,"warnings":[]}"#),
+            ("2a53", "00 0003 b4", #"{"speed":3,"cadence":180,"strideLength":null,"totalDistance":null,"running":false,"warnings":[]}"#),
             ("2a19", "64", #"{"batteryLevel":100}"#),
             ("2a38", "05", #"{"location":"earLobe","code":5}"#),
             ("body-sensor-location", "09", #"{"location":"reserved","code":9}"#),
@@ -79,17 +79,17 @@ import Testing
         let lines = out.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == 4)
         #expect(lines[0] == #"{"speed":null,"cadence":null,"distance":null,"warnings":[]}"#)
-        #expect(lines[1] == #"{"speed":8.0,"cadence":120.0,"distance":4.0,"warnings":[]}"#)
-        #expect(lines[2] == #"{"speed":4.0,"cadence":120.0,"distance":4.0,"warnings":[]}"#)
-        #expect(lines[3] == #"{"speed":4.0,"cadence":120.0,"distance":6.0,"warnings":[]}"#)
+        #expect(lines[1] == #"{"speed":8,"cadence":120,"distance":4,"warnings":[]}"#)
+        #expect(lines[2] == #"{"speed":4,"cadence":120,"distance":4,"warnings":[]}"#)
+        #expect(lines[3] == #"{"speed":4,"cadence":120,"distance":6,"warnings":[]}"#)
     }
 
     @Test func sequenceDecaysToZeroWhenStopped() {
         let packets = ["02 0000 0000", "02 0100 0004"] + Array(repeating: "02 0100 0004", count: 4)
         let out = Strapctl.run(["decode", "2a5b", "--sequence"] + packets)
         let lines = out.stdout.split(separator: "\n")
-        #expect(lines[1].contains(#""cadence":60.0"#))
-        #expect(lines.last!.contains(#""cadence":0.0"#))
+        #expect(lines[1].contains(#""cadence":60"#))
+        #expect(lines.last!.contains(#""cadence":0"#))
     }
 
     @Test func sequenceImplausibleValueIsNullWithWarning() {

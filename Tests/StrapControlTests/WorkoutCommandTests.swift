@@ -58,7 +58,7 @@ import StrapWire
         let patch = try ProfilePatch(["weight=72.5", "dateOfBirth=1990-04-01", "biologicalSex=female", "vo2Max=", "zones=percentLTHR:50,68,83,94,105,120"])
         #expect(!patch.needsCurrentDevices)
         #expect(JSONWriter.string(.object(patch.json(currentDevices: JSONObject()))) ==
-                #"{"weight":72.5,"dateOfBirth":"1990-04-01","biologicalSex":"female","vo2Max":null,"heartRateZones":{"method":"percentLTHR","bounds":[50.0,68.0,83.0,94.0,105.0,120.0]}}"#)
+                #"{"weight":72.5,"dateOfBirth":"1990-04-01","biologicalSex":"female","vo2Max":null,"heartRateZones":{"method":"percentLTHR","bounds":[50,68,83,94,105,120]}}"#)
         #expect(JSONWriter.string(.object(try ProfilePatch(["heartRateZones="]).json(currentDevices: JSONObject()))) ==
                 #"{"heartRateZones":null}"#)
         #expect(JSONWriter.string(.object(try ProfilePatch(["zones=heartRateReserve"]).json(currentDevices: JSONObject()))) ==

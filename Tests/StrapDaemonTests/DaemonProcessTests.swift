@@ -173,6 +173,68 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         daemon.signal(SIGTERM)
     }
 
+    /// Issue 15 item 5: a simulated sensor disconnected on request stays silent until it is
+    /// connected again, as a real one would.
+    @Test func aSimulatedSensorDisconnectedOnRequestFallsSilentUntilConnected() throws {
+        let daemon = try DaemonProcess()
+        try daemon.start(["--simulate=3"])
+        let c = try daemon.client()
+        usleep(1_500_000)
+        let devices = try c.call(#"{"id":1,"op":"devices.list"}"#).result.objects("devices")
+        let address = try #require(devices.compactMap { $0.string("address") }.sorted().first)
+        func count(_ id: Int) throws -> Int64 {
+            let r = try c.call(#"{"id":\#(id),"op":"samples.query","predicate":{"device":{"id":"\#(address)"}}}"#)
+            return r.result.int("count") ?? -1
+        }
+        #expect(try c.call(#"{"id":2,"op":"devices.disconnect","address":"\#(address)"}"#).isOK)
+        usleep(300_000)  // what was in the pipeline when the ok came reaches the store
+        let atDisconnect = try count(3)
+        #expect(atDisconnect > 0)
+        #expect(try c.call(#"{"id":4,"op":"devices.info","address":"\#(address)"}"#).result["connected"] == .bool(false))
+        usleep(2_500_000)
+        #expect(try count(5) == atDisconnect, "samples kept arriving after devices.disconnect")
+        #expect(try c.call(#"{"id":6,"op":"devices.connect","address":"\#(address)"}"#).isOK)
+        var resumed = false
+        for i in 0..<50 where !resumed {
+            usleep(100_000)
+            resumed = try count(10 + i) > atDisconnect
+        }
+        #expect(resumed, "the sensor did not resume after devices.connect")
+        daemon.signal(SIGTERM)
+    }
+
+    /// Issue 15 item 8: a state directory strapd may not create is explained in words: the
+    /// path, the errno's text, who strapd runs as, who owns the directory, what to do.
+    @Test func aStateDirectoryStrapdMayNotCreateIsExplained() throws {
+        let daemon = try DaemonProcess()
+        let locked = daemon.directory + "/locked"
+        try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: true)
+        let p = Process()
+        var arguments = ["--state-dir", locked + "/state", "--socket", daemon.directory + "/x.sock", "--set", "daemon.socket_group=", "--simulate=1"]
+        if geteuid() == 0 {
+            // Root may write anywhere: run it as nobody, as a service user would be.
+            chmod(daemon.directory, 0o755)
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonProcess.binary] + arguments
+        } else {
+            chmod(locked, 0o555)
+            p.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
+        }
+        defer { chmod(locked, 0o755) }
+        p.arguments = arguments
+        let stderr = Pipe()
+        p.standardError = stderr
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 1)
+        #expect(message.contains(locked + "/state"), "\(message)")
+        #expect(message.contains("Permission denied"), "\(message)")
+        #expect(message.contains("strapd runs as user") && message.contains("install -d"), "\(message)")
+        #expect(!message.contains("CocoaError") && !message.contains("rawValue"), "\(message)")
+    }
+
     @Test func sigtermLosesNothingDecoded() throws {
         let daemon = try DaemonProcess()
         // A deterministic capture: what the daemon must store is what an in-process pipeline makes of it.

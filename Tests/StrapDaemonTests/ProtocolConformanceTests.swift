@@ -200,8 +200,8 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         let c = try h.client()
         let from = RFC3339Text(1_700_000_000_000), to = RFC3339Text(1_700_000_060_000)
         let r = try c.call(#"{"id":1,"op":"statistics.query","type":"heartRate","options":["average","minimum","maximum","mostRecent"],"from":"\#(from)","to":"\#(to)"}"#)
-        #expect(r.isOK && r.result.int("count") == 60 && r.result["minimum"] == .double(60) && r.result["maximum"] == .double(119))
-        #expect(r.result["mostRecent"] == .double(119))
+        #expect(r.isOK && r.result.int("count") == 60 && r.result["minimum"] == .int(60) && r.result["maximum"] == .int(119))
+        #expect(r.result["mostRecent"] == .int(119))
         #expect(try c.call(#"{"id":2,"op":"statistics.query","type":"heartRate","options":["sum"],"from":"\#(from)","to":"\#(to)"}"#).errorCode == "invalidOption")
         #expect(try c.call(#"{"id":3,"op":"statistics.query","type":"heartRate","options":["average"],"from":"\#(RFC3339Text(0))","to":"\#(RFC3339Text(1000))"}"#).errorCode == "noData")
         #expect(try c.call(#"{"id":4,"op":"statistics.query","type":"heartRate","options":["median"],"from":"\#(from)","to":"\#(to)"}"#).errorCode == "badRequest")
@@ -324,9 +324,9 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         let h = try RouterHarness(devices: FailingDeviceService())
         defer { h.close() }
         let c = try h.client()
-        #expect(try c.call(#"{"id":1,"op":"devices.connect","address":"unavailable"}"#).errorCode == "unavailable")
-        #expect(try c.call(#"{"id":2,"op":"devices.connect","address":"busy"}"#).errorCode == "busy")
-        #expect(try c.call(#"{"id":3,"op":"devices.connect","address":"failed"}"#).errorCode == "internal")
+        #expect(try c.call(#"{"id":1,"op":"devices.connect","address":"00:00:00:00:00:01"}"#).errorCode == "unavailable")
+        #expect(try c.call(#"{"id":2,"op":"devices.connect","address":"00:00:00:00:00:02"}"#).errorCode == "busy")
+        #expect(try c.call(#"{"id":3,"op":"devices.connect","address":"00:00:00:00:00:03"}"#).errorCode == "internal")
         #expect(try c.call(#"{"id":4,"op":"devices.scan","timeout":1}"#).isOK)
         let (end, _) = try c.read { $0.event != nil && $0.event != "found" }
         #expect(end.event == "error" && end.data.string("code") == "unavailable")
@@ -367,8 +367,8 @@ final class FailingDeviceService: DeviceService, @unchecked Sendable {
     private func fail(_ address: String, _ completion: @escaping @Sendable (DeviceError?) -> Void) {
         DispatchQueue.global().async {
             switch address {
-            case "unavailable": completion(.unavailable("bluetoothd is not running"))
-            case "busy": completion(.busy("connecting already"))
+            case "00:00:00:00:00:01": completion(.unavailable("bluetoothd is not running"))
+            case "00:00:00:00:00:02": completion(.busy("connecting already"))
             default: completion(.failed("org.bluez.Error.Failed"))
             }
         }

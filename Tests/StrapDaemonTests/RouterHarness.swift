@@ -100,6 +100,10 @@ extension DaemonClient {
 
 extension JSONObject {
     var isOK: Bool { self["ok"] == .bool(true) }
+    var errorMessage: String? {
+        guard case .object(let e)? = self["error"], case .string(let m)? = e["message"] else { return nil }
+        return m
+    }
     var errorCode: String? {
         guard case .object(let e)? = self["error"], case .string(let c)? = e["code"] else { return nil }
         return c

@@ -286,8 +286,8 @@ import Testing
         #expect(s.handler.snapshot().closed.values.first == .failed(SystemCallError("send", .connectionReset)))
     }
 
-    @Test func emfileOnAcceptIsReportedAndAcceptingResumes() throws {
-        let failures = Mutex(2)
+    @Test func emfileOnAcceptIsReportedOncePerEpisodeAndAcceptingResumes() throws {
+        let failures = Mutex(5)
         var sys = Syscalls.live
         sys.accept = { fd in
             if failures.withLock({ f in defer { f -= 1 }; return f > 0 }) { Errno.current = .tooManyOpenFiles; return -1 }
@@ -299,7 +299,9 @@ import Testing
         let client = try Client(path: s.path)
         try client.send(#"{"id":1,"op":"status"}"# + "\n")
         #expect(try client.readJSON()?["id"] == .int(1))
-        #expect(s.handler.snapshot().acceptErrors == [SystemCallError("accept4", .tooManyOpenFiles), SystemCallError("accept4", .tooManyOpenFiles)])
+        // Five failures in a row are one episode: reported once, and its end with the count.
+        #expect(s.handler.snapshot().acceptErrors == [SystemCallError("accept4", .tooManyOpenFiles)])
+        #expect(s.handler.snapshot().acceptRecoveries == [5])
     }
 
     @Test func connectionsBeyondTheLimitAreToldBusy() throws {

@@ -102,6 +102,7 @@ struct Observed {
     var highWater: [UInt64] = []
     var drained: [UInt64] = []
     var acceptErrors: [SystemCallError] = []
+    var acceptRecoveries: [Int] = []
     var peers: [UInt64: PeerIdentity] = [:]
 }
 
@@ -154,6 +155,9 @@ final class TestHandler: ConnectionHandler {
     func connectionOutputDrained(_ c: Connection) { observed.withLock { $0.drained.append(c.id) } }
     func connectionClosed(_ c: Connection, reason: CloseReason) { observed.withLock { $0.closed[c.id] = reason } }
     func serverAcceptFailed(_ error: SystemCallError) { observed.withLock { $0.acceptErrors.append(error) } }
+    func serverAcceptRecovered(from error: SystemCallError, failures: Int, seconds: Double) {
+        observed.withLock { $0.acceptRecoveries.append(failures) }
+    }
 }
 
 /// A server on a fresh socket in a fresh directory; `stop()` cleans both.

@@ -48,7 +48,11 @@ import Testing
         #expect(!text.contains("\n"))
         #expect(try parse(text) == value)
         #expect(JSONWriter.string(.object(["b": .int(1), "a": .int(2)])) == #"{"b":1,"a":2}"#)
-        #expect(JSONWriter.string(.double(3)) == "3.0")
+        // Whole numbers are JSON integers (issue 15); beyond 2^53 the double's own form.
+        #expect(JSONWriter.string(.double(3)) == "3")
+        #expect(JSONWriter.string(.double(-0.0)) == "0")
+        #expect(JSONWriter.string(.double(2.5)) == "2.5")
+        #expect(JSONWriter.string(.double(9_007_199_254_740_992)) == "9007199254740992.0")
         #expect(try parse(JSONWriter.string(.double(1e300))) == .double(1e300))
         #expect(JSONWriter.string(.double(.nan)) == "null")
     }

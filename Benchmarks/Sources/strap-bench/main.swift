@@ -5,6 +5,7 @@ let sections: [any BenchSection.Type] = [
     // one line per section; keep this list sorted by name
     DecodeBench.self,
     ExportBench.self,
+    FairnessBench.self,
     MQTTBench.self,
     PipelineBench.self,
     StoreBench.self,

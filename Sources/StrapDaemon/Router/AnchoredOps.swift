@@ -17,12 +17,12 @@ extension RequestRouter {
         let limit = Int(try params.int("limit", in: 1...100_000) ?? 1000)
         let follow = try params.bool("follow") ?? false
         let id = request.id
-        let budget = configuration.maximumReplyBytes
+        let budget = resultBudget(id, session)
         let store = context.store
         let stream = follow ? FollowStream(router: self, session: session, id: id) : nil
         if let stream { streamStarted(stream, id: id, in: session) }
         session.pendingReplies += 1
-        worker.async { [self] in
+        run(request.op, in: session) { [self] in
             var next: UInt64?
             let bytes: [UInt8]
             do throws(StrapError) {
@@ -35,12 +35,13 @@ extension RequestRouter {
             } catch {
                 bytes = Reply.failure(id: id, error: WireError(error))
             }
-            session.connection.queue.async { [self, next] in
+            return { [self, next] in
                 session.pendingReplies -= 1
                 write(bytes, id: id, to: session)
                 if let stream {
                     if let next {
-                        stream.start(store: store, types: types, predicate: predicate, from: next, limit: configuration.followPageLimit)
+                        stream.start(store: store, types: types, predicate: predicate, from: next, limit: configuration.followPageLimit,
+                                     budget: lineBudget(session))
                     } else {
                         stream.failedToStart()
                     }
@@ -59,7 +60,9 @@ extension RequestRouter {
             var q = Set<QuantityType>()
             for n in names {
                 if n == "workout" { workouts = true; continue }
-                guard let t = QuantityType(rawValue: n) else { throw .bad("unknown type \"\(n)\"") }
+                guard let t = QuantityType(rawValue: n) else {
+                    throw Params.notOneOf("types", n, QuantityType.allCases.map(\.rawValue) + ["workout"], what: "type")
+                }
                 q.insert(t)
             }
             quantities = q
@@ -127,6 +130,8 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         let types: Set<ObjectType>?
         let predicate: SamplePredicate?
         let limit: Int
+        /// Bytes of event lines one page may write (see `RequestRouter.lineBudget`).
+        let budget: Int
     }
 
     private unowned let router: RequestRouter
@@ -150,7 +155,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         self.id = id
     }
 
-    func start(store: Store, types: Set<ObjectType>?, predicate: SamplePredicate?, from anchor: UInt64, limit: Int) {
+    func start(store: Store, types: Set<ObjectType>?, predicate: SamplePredicate?, from anchor: UInt64, limit: Int, budget: Int) {
         guard state == .starting else { return }
         if cancelRequested || session.connection.isClosed {
             state = .ended
@@ -160,7 +165,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         }
         state = .running
         self.anchor = anchor
-        startedQuery = Query(store: store, types: types, predicate: predicate, limit: limit)
+        startedQuery = Query(store: store, types: types, predicate: predicate, limit: limit, budget: budget)
         schedule()
     }
 
@@ -210,18 +215,20 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             }
             switch result {
             case .success(let page):
-                let lines = Self.eventLines(page, id: id)
+                // Cut to the budget, a page always fits the client buffer; it then ends at the
+                // last item written and the next page starts right after it.
+                let (lines, pageEnd) = Self.eventLines(page, id: id, budget: query.budget)
                 // A page of only non-matching items writes nothing: go on from its anchor. The
                 // server queue's `anchor` catches up with the next page that writes.
-                if lines.isEmpty, page.anchor > from, quietPages < Self.quietPagesInline {
+                if lines.isEmpty, pageEnd > from, quietPages < Self.quietPagesInline {
                     quietPages += 1
                     engine.quietPage()
-                    from = page.anchor
+                    from = pageEnd
                     continue
                 }
                 return ServerHop(queue: session.connection.queue) { [self] in
                     guard state == .running else { return }
-                    anchor = max(anchor, page.anchor)
+                    anchor = max(anchor, pageEnd)
                     if lines.isEmpty { schedule() } else { write(lines) }
                 }
             case .failure(let error):
@@ -242,7 +249,9 @@ final class FollowStream: RouterStream, @unchecked Sendable {
             paused = true
             retry = lines
         case .rejected:
-            stop(kind: "error", data: ["code": .string("internal"), "message": .string("follow page larger than the client buffer")])
+            // Only one item larger than the whole budget gets here (pages are cut to it).
+            stop(kind: "error", data: ["code": .string("internal"), "message": .string(
+                "an item of \(lines.count) bytes does not fit this connection's buffer; raise client_buffer in strapd.conf")])
         case .closed:
             state = .ended
             deactivate()
@@ -294,11 +303,15 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         session.connection.write(Reply.event(id: id, kind: kind, data: data))
     }
 
-    static func eventLines(_ page: AnchoredResult, id: RequestID) -> [UInt8] {
+    /// The page's event lines, at most `budget` bytes (at least one item), and the anchor
+    /// the next page starts from: the page's, or the last item written when cut.
+    static func eventLines(_ page: AnchoredResult, id: RequestID, budget: Int) -> (lines: [UInt8], anchor: UInt64) {
         var lines: [UInt8] = []
         var scratch: [UInt8] = []
+        var written: UInt64 = 0
         for item in AnchoredItem.merged(page) {
             scratch.removeAll(keepingCapacity: true)
+            let mark = lines.count
             switch item {
             case .added(let o):
                 SampleJSON.append(o, into: &scratch)
@@ -307,8 +320,13 @@ final class FollowStream: RouterStream, @unchecked Sendable {
                 SampleJSON.append(d, into: &scratch)
                 Reply.appendEvent(id: id, kind: "deleted", dataJSON: scratch, into: &lines)
             }
+            if lines.count > budget, mark > 0 {
+                lines.removeSubrange(mark...)
+                return (lines, written)
+            }
+            written = item.anchor
         }
-        return lines
+        return (lines, page.anchor)
     }
 }
 

@@ -20,7 +20,7 @@ extension RequestRouter {
     /// `devices.info {"address"}`: one device, `notFound` when neither side knows it.
     func devicesInfo(_ request: Request, _ session: ClientSession) throws(WireError) {
         let params = try Params(request, allowed: ["address"])
-        let address = try params.requiredString("address")
+        let address = try params.requiredAddress("address")
         let id = request.id
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
             guard let info = context.directory.list(service: context.devices).first(where: { $0.address == address }) else {
@@ -34,7 +34,7 @@ extension RequestRouter {
     /// device service completes.
     func deviceAction(_ request: Request, _ session: ClientSession, _ action: DeviceAction) throws(WireError) {
         let params = try Params(request, allowed: ["address"])
-        let address = try params.requiredString("address")
+        let address = try params.requiredAddress("address")
         let id = request.id
         let reply = respondLater(request, session)
         let completion: @Sendable (DeviceError?) -> Void = { error in

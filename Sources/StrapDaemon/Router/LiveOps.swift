@@ -9,7 +9,7 @@ extension RequestRouter {
     func liveSubscribe(_ request: Request, _ session: ClientSession) throws(WireError) {
         let params = try Params(request, allowed: ["types", "devices"])
         let types = try session.grants.readable(asked: try params.quantityTypes("types"))
-        let devices = try params.strings("devices").map(Set.init)
+        let devices = try params.addresses("devices").map(Set.init)
         session.connection.write(Reply.success(id: request.id))
         let stream = LiveStream(fanout: fanout, session: session, id: request.id, types: types, devices: devices)
         if streamStarted(stream, id: request.id, in: session) { fanout.add(stream) }

@@ -44,6 +44,9 @@ struct Params {
         case .int(let i)?:
             guard range.contains(i) else { throw .bad("\"\(key)\" must be in \(range.lowerBound)...\(range.upperBound)") }
             return i
+        case .double(let d)? where d == d.rounded(.towardZero) || !d.isFinite:
+            // A whole number too large for 64 bits (or `1e400`) is out of range, not a type error.
+            throw .bad("\"\(key)\" must be in \(range.lowerBound)...\(range.upperBound); \(d.isFinite ? String(d) : "the number") is too large")
         case let other?: throw .bad("\"\(key)\" must be an integer, not \(other.typeName)")
         }
     }
@@ -52,7 +55,9 @@ struct Params {
         switch object[key] {
         case nil, .null?: return nil
         case .int(let i)?: return Double(i)
-        case .double(let d)?: return d
+        case .double(let d)?:
+            guard d.isFinite else { throw .bad("\"\(key)\" is out of range (too large for a double)") }
+            return d
         case let other?: throw .bad("\"\(key)\" must be a number, not \(other.typeName)")
         }
     }
@@ -85,11 +90,39 @@ struct Params {
         }
     }
 
+    /// A Bluetooth address in any case, as strapd spells it (`AA:BB:CC:DD:EE:FF`).
+    func address(_ key: String) throws(WireError) -> String? {
+        guard let s = try string(key) else { return nil }
+        return try Self.address(s, key)
+    }
+
+    func requiredAddress(_ key: String) throws(WireError) -> String {
+        guard let a = try address(key) else { throw .bad("missing \"\(key)\"") }
+        return a
+    }
+
+    func addresses(_ key: String) throws(WireError) -> [String]? {
+        guard let list = try strings(key) else { return nil }
+        var out: [String] = []
+        for s in list { out.append(try Self.address(s, key)) }
+        return out
+    }
+
+    static func address(_ s: String, _ key: String) throws(WireError) -> String {
+        let u = s.uppercased()
+        let bytes = Array(u.utf8)
+        let ok = bytes.count == 17 && bytes.enumerated().allSatisfy { i, b in
+            i % 3 == 2 ? b == UInt8(ascii: ":") : (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46)
+        }
+        guard ok else { throw .bad("\"\(key)\" must be a Bluetooth address like AA:BB:CC:DD:EE:FF, not \"\(WireError.echo(s, limit: 32))\"") }
+        return u
+    }
+
     func quantityTypes(_ key: String) throws(WireError) -> Set<QuantityType>? {
         guard let names = try strings(key) else { return nil }
         var out = Set<QuantityType>()
         for n in names {
-            guard let t = QuantityType(rawValue: n) else { throw .bad("unknown sample type \"\(n)\"") }
+            guard let t = QuantityType(rawValue: n) else { throw Self.unknownType(key, n) }
             out.insert(t)
         }
         return out
@@ -97,8 +130,18 @@ struct Params {
 
     func quantityType(_ key: String) throws(WireError) -> QuantityType {
         let name = try requiredString(key)
-        guard let t = QuantityType(rawValue: name) else { throw .bad("unknown sample type \"\(name)\"") }
+        guard let t = QuantityType(rawValue: name) else { throw Self.unknownType(key, name) }
         return t
+    }
+
+    /// An enum-valued parameter with a value outside its set: names the parameter and lists
+    /// what it accepts (the value is echoed only as a short prefix).
+    static func notOneOf(_ key: String, _ value: String, _ accepted: [String], what: String = "value") -> WireError {
+        .bad("\"\(key)\": unknown \(what) \"\(WireError.echo(value))\"; one of: \(accepted.joined(separator: ", "))")
+    }
+
+    static func unknownType(_ key: String, _ value: String) -> WireError {
+        notOneOf(key, value, QuantityType.allCases.map(\.rawValue), what: "sample type")
     }
 
     /// The predicate in the JSON shape of `PredicateCoding.swift`.
@@ -128,7 +171,7 @@ struct Params {
             case "maximum": options.insert(.maximum)
             case "mostRecent": options.insert(.mostRecent)
             case "sum": options.insert(.sum)
-            default: throw .bad("unknown statistics option \"\(n)\"")
+            default: throw Self.notOneOf(key, n, ["average", "minimum", "maximum", "mostRecent", "sum"], what: "statistics option")
             }
         }
         if options.isEmpty { throw .bad("missing \"\(key)\"") }

@@ -79,6 +79,9 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
 
     public var liveSubscriberCount: Int { fanout.count }
 
+    /// Heavy requests waiting behind their connection's running one (on the server queue).
+    var queuedHeavyRequests: Int { sessions.values.reduce(0) { $0 + $1.heavyWaiting.count } }
+
     /// Bytes queued per open connection (on the server queue): the bound slow clients are held to.
     var bufferedOutput: [UInt64: Int] { sessions.mapValues { $0.connection.bufferedOutputCount } }
 
@@ -121,13 +124,19 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     public func connectionClosed(_ connection: Connection, reason: CloseReason) {
         guard let session = sessions.removeValue(forKey: connection.id) else { return }
         session.closed = true
+        // Nobody will read their replies: heavy requests not yet started are dropped.
+        session.heavyWaiting.removeAll()
         let streams = session.streams
         session.streams.removeAll()
         for stream in streams.values { stream.cancel(notify: false) }
     }
 
     public func serverAcceptFailed(_ error: SystemCallError) {
-        logger?.warning("accept failed: \(error)")
+        logger?.warning("accept failed: \(error); new clients wait, retried every 100 ms (logged once until accepting works again)")
+    }
+
+    public func serverAcceptRecovered(from error: SystemCallError, failures: Int, seconds: Double) {
+        logger?.notice("accepting clients again after \(failures) failed accepts over \((seconds * 10).rounded() / 10) s (\(error.errno.text))")
     }
 
     // MARK: - Dispatch
@@ -165,13 +174,46 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     func respond(_ request: Request, _ session: ClientSession, _ work: @escaping @Sendable () throws(WireError) -> [UInt8]) {
         session.pendingReplies += 1
         let id = request.id
-        worker.async { [self] in
+        run(request.op, in: session) { [self] in
             let bytes: [UInt8]
             do throws(WireError) { bytes = try work() } catch { bytes = Reply.failure(id: id, error: error) }
-            session.connection.queue.async { [self] in
+            return { [self] in
                 session.pendingReplies -= 1
                 write(bytes, id: id, to: session)
                 finishIfIdle(session)
+            }
+        }
+    }
+
+    /// Operations that scan the store: one such request may take tens of milliseconds of CPU.
+    static let heavyOperations: Set<String> = ["samples.query", "samples.anchored", "samples.delete", "statistics.query",
+                                               "statistics.collection", "workout.hrv", "workout.list"]
+
+    /// Runs `work` on the worker queue and its completion on the connection's queue. A
+    /// connection has at most one heavy request running at a time; the rest of its heavy
+    /// requests wait in its own queue, in order. So a client pipelining thousands of
+    /// expensive queries uses one core, not every core, and a `status` from anyone else — or
+    /// any light request — is answered at once (bounding in-flight work by cost, not count).
+    func run(_ op: String, in session: ClientSession, _ work: @escaping @Sendable () -> @Sendable () -> Void) {
+        dispatchPrecondition(condition: .onQueue(session.connection.queue))
+        guard Self.heavyOperations.contains(op) else {
+            worker.async { let done = work(); session.connection.queue.async(execute: done) }
+            return
+        }
+        session.heavyWaiting.append(work)
+        startHeavy(session)
+    }
+
+    private func startHeavy(_ session: ClientSession) {
+        guard !session.heavyRunning, !session.heavyWaiting.isEmpty else { return }
+        let work = session.heavyWaiting.removeFirst()
+        session.heavyRunning = true
+        worker.async { [self] in
+            let done = work()
+            session.connection.queue.async { [self] in
+                session.heavyRunning = false
+                done()
+                startHeavy(session)
             }
         }
     }
@@ -188,6 +230,21 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
             }
         }
     }
+
+    /// Bytes one line (reply or stream event) may take on this connection: the configured cut,
+    /// or less when the client buffer is small (strapd.conf allows 64K).
+    func lineBudget(_ session: ClientSession) -> Int {
+        min(configuration.maximumReplyBytes, session.connection.guaranteedWrite)
+    }
+
+    /// Bytes the `result` object of a reply to `id` may take: the line budget less the
+    /// envelope, the echoed id (up to 256 bytes) and room for the result's closing members.
+    func resultBudget(_ id: RequestID, _ session: ClientSession) -> Int {
+        lineBudget(session) - Reply.success(id: id, resultJSON: []).count - Self.closingReserve
+    }
+
+    /// What a cut result appends after its last item (`],"count":N,"truncated":true,…}`).
+    static let closingReserve = 128
 
     /// Writes one reply; one that does not fit the buffer right now becomes `busy`.
     func write(_ bytes: [UInt8], id: RequestID, to session: ClientSession) {
@@ -245,6 +302,9 @@ final class ClientSession: @unchecked Sendable {
     var inputEnded = false
     /// The connection closed; its streams were cancelled and no new one may start.
     var closed = false
+    /// Heavy requests of this connection (see `RequestRouter.run`).
+    var heavyRunning = false
+    var heavyWaiting: [@Sendable () -> @Sendable () -> Void] = []
 
     init(connection: Connection, grants: Grants) {
         self.connection = connection

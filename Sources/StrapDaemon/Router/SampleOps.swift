@@ -15,12 +15,12 @@ extension RequestRouter {
         switch try params.string("sort") ?? "start" {
         case "start": key = .start
         case "end": key = .end
-        case let other: throw .bad("\"sort\" must be \"start\" or \"end\", not \"\(other)\"")
+        case let other: throw Params.notOneOf("sort", other, ["start", "end"])
         }
         let sort = SampleSort(key, ascending: !(try params.bool("descending") ?? false))
         let limit = try params.int("limit", in: 1...1_000_000).map(Int.init)
         let id = request.id
-        let budget = configuration.maximumReplyBytes
+        let budget = resultBudget(id, session)
         let final = predicate ?? .all
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
             let samples: [Sample]
@@ -50,7 +50,7 @@ extension RequestRouter {
         }
         var uuids: [UUID] = []
         for s in uuidStrings ?? [] {
-            guard let u = UUID(uuidString: s) else { throw .bad("\"\(s)\" is not a UUID") }
+            guard let u = UUID(uuidString: s) else { throw .bad("\"uuids\": \"\(WireError.echo(s))\" is not a UUID") }
             uuids.append(u)
         }
         if uuidStrings != nil, uuids.isEmpty { throw .bad("\"uuids\" is empty") }

@@ -53,9 +53,7 @@ extension RequestRouter {
         let anchorDate = try params.time("anchorDate") ?? from
         let interval = try Self.interval(params.object["interval"])
         let zoneName = try params.string("timeZone")
-        guard let zone = zoneName.map({ TimeZone(identifier: $0) }) ?? TimeZone.current else {
-            throw .bad("unknown time zone \"\(zoneName ?? "")\"")
-        }
+        let zone = try zoneName.map(Self.timeZone) ?? TimeZone.current
         let approx: Double = switch interval.unit {
         case .minutes: 60e3
         case .hours: 3600e3
@@ -67,19 +65,55 @@ extension RequestRouter {
             throw .bad("more than 100000 intervals; use a longer interval or a shorter range")
         }
         let id = request.id
+        let budget = resultBudget(id, session)
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
             let list: [Statistics]
             do throws(StrapError) {
                 list = try context.store.statisticsCollection(type: type, predicate: predicate, options: options, anchorDate: anchorDate,
                                                               interval: interval, from: from, to: to, timeZone: zone)
             } catch { throw WireError(error) }
-            let result: JSONObject = [
-                "type": .string(type.rawValue), "unit": .string(type.unit),
-                "timeZone": .string(zoneName ?? zone.identifier),
-                "statistics": .array(list.map { .object(Self.statisticsJSON($0, options: options)) }),
-            ]
-            return Reply.success(id: id, result: result)
+            let head: JSONObject = ["type": .string(type.rawValue), "unit": .string(type.unit),
+                                    "timeZone": .string(zoneName ?? zone.identifier)]
+            return Reply.success(id: id, resultJSON: Self.collectionPage(head, list, options: options, budget: budget))
         }
+    }
+
+    /// The collection's result, cut below `budget` bytes: a long range in short intervals
+    /// (100 000 of them is ~20 MB) comes in pages. A cut page says `truncated` and gives
+    /// `next`, the start of the first interval left out; asking again with `from` = `next`
+    /// (same anchorDate) continues with exactly that interval.
+    static func collectionPage(_ head: JSONObject, _ list: [Statistics], options: StatisticsOptions, budget: Int) -> [UInt8] {
+        var out = JSONWriter.bytes(.object(head))
+        out.removeLast()  // the closing brace; the statistics array follows
+        out += Array(#","statistics":["#.utf8)
+        var next: Millis? = nil
+        for (n, s) in list.enumerated() {
+            let mark = out.count
+            if n > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.write(.object(statisticsJSON(s, options: options)), into: &out)
+            if out.count > budget, n > 0 {
+                out.removeSubrange(mark...)
+                next = s.start
+                break
+            }
+        }
+        out += Array("],\"truncated\":\(next != nil)".utf8)
+        if let next { out += Array(",\"next\":\"\(RFC3339Timestamp.format(millisecondsSinceEpoch: next))\"".utf8) }
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// An IANA zone name. Checked before ICU sees it: ICU reads a C string, so
+    /// `"UTC\u0000junk"` would resolve to UTC and be echoed back as if it were a zone.
+    static func timeZone(_ name: String) throws(WireError) -> TimeZone {
+        let allowed = name.utf8.allSatisfy { b in
+            (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || (b >= 0x30 && b <= 0x39) ||
+                b == UInt8(ascii: "/") || b == UInt8(ascii: "_") || b == UInt8(ascii: "-") || b == UInt8(ascii: "+")
+        }
+        guard allowed, (1...64).contains(name.utf8.count), let zone = TimeZone(identifier: name) else {
+            throw .bad("\"timeZone\": unknown time zone \"\(WireError.echo(name))\" (an IANA name such as Europe/Berlin or UTC)")
+        }
+        return zone
     }
 
     private func statisticsCommon(_ params: Params, _ session: ClientSession) throws(WireError)
@@ -98,7 +132,10 @@ extension RequestRouter {
               let unit = StatisticsInterval.Unit(rawValue: key) else {
             throw .bad("\"interval\" must be one of {\"minutes\"|\"hours\"|\"days\"|\"weeks\"|\"months\": n}")
         }
-        guard case .int(let n) = v, n > 0, n <= 100_000 else { throw .bad("\"interval\" count must be a positive integer") }
+        guard case .int(let n) = v, n > 0, n <= 100_000 else {
+            if case .int(let n) = v, n > 0 { throw .bad("\"interval\": \(key) \(n) is too large; at most 100000") }
+            throw .bad("\"interval\": \(key) must be a whole number in 1...100000")
+        }
         return StatisticsInterval(unit, Int(n))
     }
 

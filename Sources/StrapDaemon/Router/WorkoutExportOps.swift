@@ -14,10 +14,14 @@ extension RequestRouter {
         let params = try Params(request, allowed: ["workout", "format", "utcOffset"])
         let id = try params.requiredUUID("workout")
         let name = try params.string("format") ?? "fit"
-        guard let format = ExportFormat(rawValue: name) else { throw .bad("unknown export format \"\(name)\" (fit, tcx, csv)") }
+        guard let format = ExportFormat(rawValue: name) else { throw Params.notOneOf("format", name, ["fit", "tcx", "csv"], what: "export format") }
         let offset = Int(try params.int("utcOffset", in: -64_800...64_800) ?? 0)
         try checkWorkoutRead(session)
         let service = try workouts
+        // A chunk travels as base64 (4 bytes per 3) in one event line, which must fit the
+        // client buffer: a small `client_buffer` gets smaller chunks.
+        let room = (lineBudget(session) - Reply.event(id: request.id, kind: "chunk", dataJSON: []).count - 64) / 4 * 3
+        let chunkSize = max(ExportOptions.minimumChunkSize, min(ExportOptions.defaultChunkSize, room))
         let stream = ExportEventStream(router: self, session: session, id: request.id)
         streamStarted(stream, id: request.id, in: session)
         session.pendingReplies += 1
@@ -29,13 +33,13 @@ extension RequestRouter {
                 let source = SampleSource(sequence: try WorkoutSamples.export(service.store, workout))
                 do throws(ExportError) {
                     stream.export = try ExportStream(format: format, workout: workout, samples: source,
-                                                     options: ExportOptions(utcOffsetSeconds: offset))
+                                                     options: ExportOptions(chunkSize: chunkSize, utcOffsetSeconds: offset))
                 } catch { throw StrapError.internal("export of workout \(workout.uuid): \(error)") }
                 let e = stream.export!
                 reply = Reply.success(id: request.id, result: [
                     "workout": .string(workout.uuid.uuidString), "format": .string(format.rawValue),
                     "mediaType": .string(format.mediaType), "fileExtension": .string(format.fileExtension),
-                    "bytes": .int(Int64(e.byteCount)), "chunkSize": .int(Int64(ExportOptions.defaultChunkSize)),
+                    "bytes": .int(Int64(e.byteCount)), "chunkSize": .int(Int64(chunkSize)),
                 ])
                 started = true
             } catch {
@@ -55,7 +59,7 @@ extension RequestRouter {
     func workoutHRV(_ request: Request, _ session: ClientSession) throws(WireError) {
         let params = try Params(request, allowed: ["workout", "from", "to", "device"])
         let id = try params.uuid("workout")
-        let from = try params.time("from"), to = try params.time("to"), device = try params.string("device")
+        let from = try params.time("from"), to = try params.time("to"), device = try params.address("device")
         guard id != nil || (from != nil && to != nil) else { throw .bad("give \"workout\", or \"from\" and \"to\"") }
         if let from, let to, from >= to { throw .bad("\"from\" must be before \"to\"") }
         _ = try session.grants.readable(asked: [.heartbeatSeries])

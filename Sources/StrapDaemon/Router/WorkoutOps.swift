@@ -131,7 +131,7 @@ extension RequestRouter {
         let activity = try params.requiredString("activityType")
         let location = try params.string("locationType")
         let athlete = try params.string("athlete") ?? WorkoutConfiguration.defaultAthlete
-        let devices = try params.strings("devices") ?? []
+        let devices = try params.addresses("devices") ?? []
         let metadata = try params.stringMap("metadata") ?? [:]
         do throws(StrapError) {
             var c = WorkoutConfiguration(activityType: try ActivityType(parsing: activity), athlete: athlete,
