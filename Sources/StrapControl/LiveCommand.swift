@@ -8,7 +8,7 @@ enum LiveCommand {
         let a = try Arguments(args, options: ["type", "device"], flags: [])
         try a.noPositional()
         var request: JSONObject = ["id": .int(1), "op": .string("live.subscribe")]
-        let types = a.all("type")
+        let types = try a.choices("type", "type", among: Choices.sampleTypes)
         if !types.isEmpty { request["types"] = .array(types.map(WireJSON.string)) }
         let devices = a.all("device")
         if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }

@@ -8,10 +8,7 @@ enum SampleCommands {
         var params = JSONObject()
         if let p = try predicate(a, now: TimeArgument.nowMilliseconds()) { params["predicate"] = p }
         if let limit = try a.int("limit") { params["limit"] = .int(Int64(limit)) }
-        if let sort = a.value("sort") {
-            guard sort == "start" || sort == "end" else { throw UsageError(message: "--sort must be start or end") }
-            params["sort"] = .string(sort)
-        }
+        if let sort = try a.choice("sort", "sort key", among: Choices.sortKeys) { params["sort"] = .string(sort) }
         if a.flag("desc") { params["descending"] = .bool(true) }
         let r = try ctx.call("samples.query", params)
         if ctx.json { return ExitCode.success }
@@ -26,7 +23,7 @@ enum SampleCommands {
         var request: JSONObject = ["id": .int(1), "op": .string("samples.anchored")]
         if let anchor = try a.int("anchor", min: 0) { request["anchor"] = .int(Int64(anchor)) }
         if let limit = try a.int("limit") { request["limit"] = .int(Int64(limit)) }
-        let types = a.all("type")
+        let types = try a.choices("type", "type", among: Choices.objectTypes)
         if !types.isEmpty { request["types"] = .array(types.map(WireJSON.string)) }
         let follow = a.flag("follow")
         if follow { request["follow"] = .bool(true) }
@@ -79,8 +76,8 @@ enum SampleCommands {
     static func stats(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: ["type", "option", "from", "to", "interval", "anchor-date", "tz"], flags: ["by-source"])
         try a.noPositional()
-        guard let type = a.value("type") else { throw UsageError(message: "stats needs --type") }
-        let options = a.all("option")
+        guard let type = try a.choice("type", "type", among: Choices.sampleTypes) else { throw UsageError(message: "stats needs --type") }
+        let options = try a.choices("option", "option", among: Choices.statisticsOptions)
         guard !options.isEmpty else { throw UsageError(message: "stats needs --option") }
         let now = TimeArgument.nowMilliseconds()
         let from = try a.time("from", now: now) ?? now - 86_400_000
@@ -125,7 +122,7 @@ enum SampleCommands {
     /// `--type`, `--from`, `--to`, `--device` as one predicate.
     static func predicate(_ a: Arguments, now: Int64) throws(UsageError) -> WireJSON? {
         var parts: [WireJSON] = []
-        let types = a.all("type")
+        let types = try a.choices("type", "type", among: Choices.sampleTypes)
         if !types.isEmpty { parts.append(.object(["types": .array(types.map(WireJSON.string))])) }
         let from = try a.time("from", now: now), to = try a.time("to", now: now)
         if from != nil || to != nil {

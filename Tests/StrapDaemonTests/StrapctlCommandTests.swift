@@ -93,6 +93,17 @@ import StrapWire
         #expect(invalid.exitCode == ExitCode.daemonError && invalid.stderr.contains("(invalidOption)"))
     }
 
+    /// An unknown type is strapctl's usage error (exit 2, naming --type), not the daemon's
+    /// decoding message about "predicate" (exit 1).
+    @Test func anUnknownTypeIsAUsageErrorNamingTheOption() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let bogus = strapctl(h, "query", "--type", "bogus")
+        #expect(bogus.exitCode == ExitCode.usage)
+        #expect(bogus.stderr.hasPrefix(#"strapctl: --type: unknown type "bogus"; one of: heartRate, heartbeatSeries, "#), "\(bogus.stderr)")
+        #expect(!bogus.stderr.contains("predicate"))
+    }
+
     @Test func liveFollowsUntilTheDaemonGoesAway() throws {
         let h = try RouterHarness()
         let collected = Collector()
