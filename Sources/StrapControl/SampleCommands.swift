@@ -139,16 +139,11 @@ enum SampleCommands {
         }
     }
 
+    /// `#5 2023-11-14T22:13:20.566Z heartRate 72 count/min Sim HR 0`.
     static func sampleLine(_ s: JSONObject) -> String {
-        let value: String
-        if case .array(let beats)? = s["beats"] {
-            value = "\(beats.count) beats"
-        } else {
-            value = s["value"].map(DaemonCommands.plain) ?? "?"
-        }
         let device = s.object("device").flatMap { $0.string("name") ?? $0.string("address") } ?? "?"
         let anchor = s.int("anchor").map { "#\($0) " } ?? ""
-        return "\(anchor)\(s.string("start") ?? "?") \(s.string("type") ?? "?") \(value) \(s.string("unit") ?? "") \(device)"
+        return "\(anchor)\(s.string("start") ?? "?") \(s.string("type") ?? "?") \(SampleText.value(s)) \(device)"
     }
 
     static func statsLine(_ s: JSONObject, options: [String], unit: String, times: Bool = true) -> String {
@@ -156,14 +151,9 @@ enum SampleCommands {
         if times { parts.append("\(s.string("start") ?? "?") … \(s.string("end") ?? "?")") }
         parts.append("n=\(s.int("count") ?? 0)")
         for o in options {
-            let v = s.number(o).map { formatNumber($0) + " " + unit } ?? "-"
+            let v = s.number(o).map { SampleText.number($0) + " " + unit } ?? "-"
             parts.append("\(o)=\(v)")
         }
         return parts.joined(separator: "  ")
-    }
-
-    static func formatNumber(_ d: Double) -> String {
-        if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
-        return String((d * 100).rounded() / 100)
     }
 }

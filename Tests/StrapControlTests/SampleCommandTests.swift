@@ -37,4 +37,37 @@ import StrapWire
             #expect(Strapctl.run(["--socket", missing] + args).exitCode == ExitCode.unreachable, "\(args)")
         }
     }
+
+    func object(_ json: String) -> JSONObject {
+        guard case .object(let o) = try! JSONParser.parse(Array(json.utf8)) else { fatalError("not an object: \(json)") }
+        return o
+    }
+
+    static let device = #""device":{"id":"AA:00","address":"AA:00","name":"Strap"}"#
+
+    /// `query`, `anchored` and `live` print a sample's value alike: rounded, beats as RR.
+    @Test func samplesReadTheSameInQueryAnchoredAndLive() {
+        let cadence = object(#"{"anchor":7,"type":"cyclingCadence","value":84.97925311203319,"unit":"rpm","start":"2026-11-29T20:00:00.000Z",\#(Self.device)}"#)
+        // 850 and 816 in 1/1024 s are 830 and 797 ms.
+        let beats = object(#"{"anchor":8,"type":"heartbeatSeries","beats":[0.830078125,1.626953125],"unit":"s","start":"2026-11-29T20:00:01.000Z",\#(Self.device)}"#)
+        let moved = object(#"{"type":"heartbeatSeries","beats":[0.9,1.7],"unit":"s","start":"2026-11-29T20:00:02.000Z","metadata":{"adjusted":"1","rr":"850,816"},\#(Self.device)}"#)
+        #expect(SampleCommands.sampleLine(cadence) == "#7 2026-11-29T20:00:00.000Z cyclingCadence 84.98 rpm Strap")
+        #expect(SampleCommands.sampleLine(beats) == "#8 2026-11-29T20:00:01.000Z heartbeatSeries rr=830,797ms Strap")
+        #expect(SampleText.value(moved) == "rr=830,797ms")
+        var view = LiveView()
+        #expect(view.apply("sample", cadence) == "2026-11-29T20:00:00.000Z AA:00 cyclingCadence 84.98 rpm")
+        #expect(view.apply("sample", beats) == "2026-11-29T20:00:01.000Z AA:00 heartbeatSeries rr=830,797ms")
+        // Each line shows its own sample's intervals; the panel keeps the last four.
+        #expect(view.apply("sample", moved) == "2026-11-29T20:00:02.000Z AA:00 heartbeatSeries rr=830,797ms")
+        #expect(view.render()[1] == "  RR 830 797 830 797 ms  cadence 84.98 rpm")
+    }
+
+    @Test func numbersRoundToTwoDecimals() {
+        #expect(SampleText.number(84.97925311203319) == "84.98")
+        #expect(SampleText.number(72) == "72")
+        #expect(SampleText.number(71.999) == "72")
+        #expect(SampleText.number(-0.001) == "0")
+        #expect(SampleText.number(2.5) == "2.5")
+        #expect(SampleText.value(object(#"{"type":"heartbeatSeries","beats":[]}"#)) == "rr=-")
+    }
 }

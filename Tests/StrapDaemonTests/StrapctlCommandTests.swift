@@ -104,6 +104,37 @@ import StrapWire
         #expect(!bogus.stderr.contains("predicate"))
     }
 
+    /// A beat series reads as RR intervals and float noise is rounded, in `query` and in
+    /// `anchored --follow`'s events alike; `--json` keeps the daemon's numbers.
+    @Test func samplesReadAsLiveShowsThemInQueryAndAnchoredFollow() throws {
+        let h = try RouterHarness()
+        let t: Millis = 1_700_000_000_000
+        // 850 and 816 in 1/1024 s: 830 and 797 ms.
+        let beats = Sample(type: .heartbeatSeries, value: 2, start: t, device: testDevice, beats: [850.0 / 1024, 1666.0 / 1024])
+        let cadence = Sample(type: .cyclingCadence, value: 84.97925311203319, start: t + 1000, device: testDevice)
+        try h.store.append([beats])
+        try h.store.sync()
+        let query = strapctl(h, "query", "--type", "heartbeatSeries")
+        #expect(query.stdout == "#1 2023-11-14T22:13:20.000Z heartbeatSeries rr=830,797ms Test HR\n", "\(query.stdout)")
+
+        let collected = Collector()
+        let sink = OutputSink(stdout: { collected.append($0) }, stderr: { collected.append($0) })
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            _ = Strapctl.run(["--socket", h.socketPath, "anchored", "--follow"], environment: [:], sink: sink)
+            finished.signal()
+        }.start()
+        #expect(try waitFor { collected.text.contains("anchor 1\n") })
+        try h.store.append([cadence, beats])
+        try h.store.sync()
+        #expect(try waitFor { collected.text.contains("+ #3 ") })
+        #expect(collected.text.contains("+ #2 2023-11-14T22:13:21.000Z cyclingCadence 84.98 rpm Test HR\n"), "\(collected.text)")
+        #expect(collected.text.contains("+ #3 2023-11-14T22:13:20.000Z heartbeatSeries rr=830,797ms Test HR\n"), "\(collected.text)")
+        #expect(strapctl(h, "--json", "query", "--type", "cyclingCadence").stdout.contains(#""value":84.97925311203319"#))
+        h.close()
+        finished.wait()
+    }
+
     @Test func liveFollowsUntilTheDaemonGoesAway() throws {
         let h = try RouterHarness()
         let collected = Collector()
