@@ -87,8 +87,11 @@ enum SampleCommands {
                                   "to": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: to))]
         let interval = a.value("interval")
         if let interval {
-            params["interval"] = .object(try intervalJSON(interval))
-            if let anchor = try a.time("anchor-date", now: now) { params["anchorDate"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: anchor)) }
+            let spec = try intervalJSON(interval)
+            params["interval"] = .object(spec)
+            let zone = try StatsAnchor.zone(a.value("tz"))
+            let anchor = try a.time("anchor-date", now: now) ?? StatsAnchor.aligned(spec, from: from, zone: zone)
+            params["anchorDate"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: anchor))
             if let tz = a.value("tz") { params["timeZone"] = .string(tz) }
             if a.flag("by-source") { params["separateBySource"] = .bool(true) }
         } else if a.value("anchor-date") != nil || a.value("tz") != nil || a.flag("by-source") {

@@ -70,4 +70,36 @@ import StrapWire
         #expect(SampleText.number(2.5) == "2.5")
         #expect(SampleText.value(object(#"{"type":"heartbeatSeries","beats":[]}"#)) == "rr=-")
     }
+
+    func ms(_ rfc3339: String) -> Int64 { try! RFC3339Timestamp.parse(rfc3339) }
+
+    /// Without --anchor-date, intervals start on clock boundaries of the zone, not at --from.
+    @Test(arguments: [
+        ("15m", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T20:00:00Z"),
+        ("1m", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T20:00:00Z"),
+        ("7m", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T20:07:00Z"),
+        ("90m", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T00:00:00Z"),
+        ("1h", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T20:00:00Z"),
+        ("5h", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T20:00:00Z"),
+        ("6h", "UTC", "2026-11-29T20:07:31.123Z", "2026-11-29T00:00:00Z"),
+        // +05:30: the top of the local hour is half past in UTC.
+        ("15m", "Asia/Kolkata", "2026-11-29T20:07:31.123Z", "2026-11-29T19:30:00Z"),
+        ("1d", "Europe/Berlin", "2026-11-29T20:07:31.123Z", "2026-11-28T23:00:00Z"),
+        ("1d", "Europe/Berlin", "2026-11-28T23:30:00Z", "2026-11-28T23:00:00Z"),
+        // The day summer time starts: midnight was still CET.
+        ("1d", "Europe/Berlin", "2026-03-29T10:00:00Z", "2026-03-28T23:00:00Z"),
+        // 2026-11-29 is a Sunday: the week began on Monday the 23rd.
+        ("1w", "Europe/Berlin", "2026-11-29T20:07:31.123Z", "2026-11-22T23:00:00Z"),
+        ("1mo", "Europe/Berlin", "2026-11-29T20:07:31.123Z", "2026-10-31T23:00:00Z"),
+    ])
+    func statsIntervalsAnchorOnTheClock(_ interval: String, _ zone: String, _ from: String, _ anchor: String) throws {
+        let aligned = StatsAnchor.aligned(try SampleCommands.intervalJSON(interval), from: ms(from), zone: try StatsAnchor.zone(zone))
+        #expect(RFC3339Timestamp.format(millisecondsSinceEpoch: aligned) == RFC3339Timestamp.format(millisecondsSinceEpoch: ms(anchor)))
+    }
+
+    @Test func anUnknownTimeZoneIsAUsageError() {
+        let out = Strapctl.run(["--socket", missing, "stats", "--type", "heartRate", "--option", "average", "--interval", "1h", "--tz", "Mars/Olympus"])
+        #expect(out.exitCode == ExitCode.usage)
+        #expect(out.stderr.hasPrefix(#"strapctl: --tz: unknown time zone "Mars/Olympus""#))
+    }
 }

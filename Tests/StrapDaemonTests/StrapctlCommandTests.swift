@@ -89,6 +89,15 @@ import StrapWire
         let collection = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "1h",
                                   "--from", "2023-11-14T22:00:00Z", "--to", "2023-11-15T00:00:00Z", "--tz", "UTC", "--by-source")
         #expect(collection.exitCode == 0 && collection.stdout.split(separator: "\n").count == 3)
+        // No --anchor-date: the quarters start on the hour, not at --from.
+        let quarters = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "15m",
+                                "--from", "2023-11-14T22:07:31.123Z", "--to", "2023-11-14T22:40:00Z", "--tz", "UTC")
+        #expect(quarters.stdout.split(separator: "\n").map { String($0.prefix(51)) } ==
+                ["2023-11-14T22:00:00.000Z … 2023-11-14T22:15:00.000Z", "2023-11-14T22:15:00.000Z … 2023-11-14T22:30:00.000Z",
+                 "2023-11-14T22:30:00.000Z … 2023-11-14T22:45:00.000Z"], "\(quarters.stdout)")
+        let fromFrom = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "15m",
+                                "--from", "2023-11-14T22:07:31Z", "--to", "2023-11-14T22:20:00Z", "--anchor-date", "2023-11-14T22:07:31Z")
+        #expect(fromFrom.stdout.hasPrefix("2023-11-14T22:07:31.000Z … 2023-11-14T22:22:31.000Z"), "\(fromFrom.stdout)")
         let invalid = strapctl(h, "stats", "--type", "heartRate", "--option", "sum", "--from", "-1d", "--to", "now")
         #expect(invalid.exitCode == ExitCode.daemonError && invalid.stderr.contains("(invalidOption)"))
     }
