@@ -102,4 +102,29 @@ import StrapWire
         #expect(out.exitCode == ExitCode.usage)
         #expect(out.stderr.hasPrefix(#"strapctl: --tz: unknown time zone "Mars/Olympus""#))
     }
+
+    /// strapd may write an integral value as `72` rather than `72.0`: every number strapctl
+    /// reads from a reply takes both.
+    @Test func integralValuesMayArriveAsIntegers() {
+        for value in ["72", "72.0"] {
+            let hr = object(#"{"anchor":5,"type":"heartRate","value":\#(value),"unit":"count/min","start":"2026-11-29T20:00:00.000Z",\#(Self.device)}"#)
+            #expect(SampleCommands.sampleLine(hr) == "#5 2026-11-29T20:00:00.000Z heartRate 72 count/min Strap", "\(value)")
+            var view = LiveView()
+            #expect(view.apply("sample", hr) == "2026-11-29T20:00:00.000Z AA:00 heartRate 72 count/min")
+            let battery = object(#"{"type":"batteryLevel","value":\#(value == "72" ? "95" : "95.0"),"unit":"%","start":"2026-11-29T20:00:01.000Z",\#(Self.device)}"#)
+            let contact = object(#"{"type":"sensorContact","value":\#(value == "72" ? "2" : "2.0"),"unit":"state","start":"2026-11-29T20:00:01.000Z",\#(Self.device)}"#)
+            _ = view.apply("sample", battery)
+            _ = view.apply("sample", contact)
+            #expect(view.render()[0] == "Strap [AA:00]  battery 95%  contact detected", "\(value)")
+            #expect(view.render()[1].hasPrefix("  ♥ 72 bpm"))
+            let change = object(#"{"address":"AA:00","change":"battery","battery":\#(value == "72" ? "94" : "94.0")}"#)
+            #expect(view.apply("device", change) == "AA:00 battery 94%", "\(value)")
+            let stats = object(#"{"start":"a","end":"b","count":\#(value == "72" ? "3" : "3.0"),"average":\#(value)}"#)
+            #expect(SampleCommands.statsLine(stats, options: ["average"], unit: "count/min") == "a … b  n=3  average=72 count/min")
+        }
+        #expect(SampleText.value(object(#"{"type":"heartbeatSeries","beats":[1,2]}"#)) == "rr=1000,1000ms")
+        #expect(DaemonCommands.scanningLine(object(#"{"timeout":2}"#), asked: 2, until: nil) == "scanning for 2 s…")
+        #expect(DaemonCommands.scanningLine(object(#"{"timeout":2.5}"#), asked: 2.5, until: "AA") == "scanning for 2.5 s… (until AA is found)")
+        #expect(DaemonCommands.plain(.int(72)) == "72" && DaemonCommands.plain(.double(72)) == "72")
+    }
 }
