@@ -75,7 +75,7 @@ let package = Package(
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
-        .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapExport", "CShims"]),
+        .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 

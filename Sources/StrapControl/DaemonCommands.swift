@@ -83,10 +83,8 @@ enum DaemonCommands {
         let until = try a.value("until").map(scanTarget)
         let client = try ctx.connect(timeout: timeout + 30)
         let reply = try client.call(["id": .int(1), "op": .string("devices.scan"), "timeout": .double(timeout)])
-        _ = try CommandContext.result(of: reply)
-        if ctx.json { ctx.sink.print(JSONWriter.string(.object(reply))) } else {
-            ctx.sink.print("scanning for \(plain(.double(timeout))) s…" + (until.map { " (until \($0) is found)" } ?? ""))
-        }
+        let r = try CommandContext.result(of: reply)
+        if ctx.json { ctx.sink.print(JSONWriter.string(.object(reply))) } else { ctx.sink.print(scanningLine(r, asked: timeout, until: until)) }
         var seen = false
         while let m = try client.readMessage() {
             if ctx.json { ctx.sink.print(JSONWriter.string(.object(m))) }
@@ -117,6 +115,11 @@ enum DaemonCommands {
             }
         }
         throw ClientError.closed
+    }
+
+    /// `scanning for 2 s…`: the timeout strapd took (`2` or `2.0`), else the one asked for.
+    static func scanningLine(_ r: JSONObject, asked: Double, until: String?) -> String {
+        "scanning for \(plain(.double(r.number("timeout") ?? asked))) s…" + (until.map { " (until \($0) is found)" } ?? "")
     }
 
     /// A Bluetooth address as the daemon reports it (upper case), or a usage error.

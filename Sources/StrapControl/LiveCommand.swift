@@ -8,7 +8,7 @@ enum LiveCommand {
         let a = try Arguments(args, options: ["type", "device"], flags: [])
         try a.noPositional()
         var request: JSONObject = ["id": .int(1), "op": .string("live.subscribe")]
-        let types = a.all("type")
+        let types = try a.choices("type", "type", among: Choices.sampleTypes)
         if !types.isEmpty { request["types"] = .array(types.map(WireJSON.string)) }
         let devices = a.all("device")
         if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }
@@ -118,19 +118,8 @@ public struct LiveView {
                 if let value { state.history.append((time, value)) }
                 state.history.removeAll { $0.0 < latest - 60_000 }
             case "heartbeatSeries":
-                // The raw intervals (1/1024 s) are exact; beat times are reconstructed.
-                if let raw = data.object("metadata")?.string("rr") {
-                    let intervals = raw.split(separator: ",").compactMap { Int($0) }.map { ($0 * 1000 + 512) / 1024 }
-                    if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
-                } else if case .array(let beats)? = data["beats"] {
-                    let t = beats.compactMap { v -> Double? in
-                        switch v { case .double(let d): d; case .int(let i): Double(i); default: nil }
-                    }
-                    // Offsets count from the beat before the first interval, so each RR is the
-                    // difference of consecutive offsets, the first one from 0 (docs/protocol.md).
-                    let intervals = zip(t, [0] + t).map { Int((($0 - $1) * 1000).rounded()) }
-                    if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
-                }
+                let intervals = SampleText.rrMilliseconds(data)
+                if !intervals.isEmpty { state.rr = Array((state.rr + intervals).suffix(4)) }
             case "sensorContact":
                 // SensorContact's stored codes: 0 notSupported, 1 notDetected, 2 detected.
                 state.contact = value.map { $0 >= 2 ? "detected" : $0 >= 1 ? "notDetected" : "notSupported" }
@@ -141,9 +130,7 @@ public struct LiveView {
             default: break
             }
             devices[address] = state
-            let shown = type == "heartbeatSeries" ? "rr=\(state.rr.map(String.init).joined(separator: ","))ms"
-                : "\(value.map(SampleCommands.formatNumber) ?? "?") \(data.string("unit") ?? "")"
-            return "\(data.string("start") ?? "") \(address) \(type) \(shown)"
+            return "\(data.string("start") ?? "") \(address) \(type) \(SampleText.value(data))"
         case "device":
             let address = data.string("address") ?? "?"
             var state = self.state(address, name: nil)
@@ -200,10 +187,10 @@ public struct LiveView {
             lines.append(head)
             lines += workoutLines(for: address)
             var values: [String] = []
-            if let hr = s.heartRate { values.append("♥ \(SampleCommands.formatNumber(hr)) bpm") }
+            if let hr = s.heartRate { values.append("♥ \(SampleText.number(hr)) bpm") }
             if !s.rr.isEmpty { values.append("RR \(s.rr.map(String.init).joined(separator: " ")) ms") }
-            if let (v, u) = s.speed { values.append("speed \(SampleCommands.formatNumber(v)) \(u)") }
-            if let (v, u) = s.cadence { values.append("cadence \(SampleCommands.formatNumber(v)) \(u)") }
+            if let (v, u) = s.speed { values.append("speed \(SampleText.number(v)) \(u)") }
+            if let (v, u) = s.cadence { values.append("cadence \(SampleText.number(v)) \(u)") }
             lines.append("  " + (values.isEmpty ? "waiting for data" : values.joined(separator: "  ")))
             if !s.history.isEmpty { lines.append("  " + Self.sparkline(s.history, end: latest)) }
         }

@@ -8,10 +8,7 @@ enum SampleCommands {
         var params = JSONObject()
         if let p = try predicate(a, now: TimeArgument.nowMilliseconds()) { params["predicate"] = p }
         if let limit = try a.int("limit") { params["limit"] = .int(Int64(limit)) }
-        if let sort = a.value("sort") {
-            guard sort == "start" || sort == "end" else { throw UsageError(message: "--sort must be start or end") }
-            params["sort"] = .string(sort)
-        }
+        if let sort = try a.choice("sort", "sort key", among: Choices.sortKeys) { params["sort"] = .string(sort) }
         if a.flag("desc") { params["descending"] = .bool(true) }
         let r = try ctx.call("samples.query", params)
         if ctx.json { return ExitCode.success }
@@ -26,7 +23,7 @@ enum SampleCommands {
         var request: JSONObject = ["id": .int(1), "op": .string("samples.anchored")]
         if let anchor = try a.int("anchor", min: 0) { request["anchor"] = .int(Int64(anchor)) }
         if let limit = try a.int("limit") { request["limit"] = .int(Int64(limit)) }
-        let types = a.all("type")
+        let types = try a.choices("type", "type", among: Choices.objectTypes)
         if !types.isEmpty { request["types"] = .array(types.map(WireJSON.string)) }
         let follow = a.flag("follow")
         if follow { request["follow"] = .bool(true) }
@@ -79,8 +76,8 @@ enum SampleCommands {
     static func stats(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: ["type", "option", "from", "to", "interval", "anchor-date", "tz"], flags: ["by-source"])
         try a.noPositional()
-        guard let type = a.value("type") else { throw UsageError(message: "stats needs --type") }
-        let options = a.all("option")
+        guard let type = try a.choice("type", "type", among: Choices.sampleTypes) else { throw UsageError(message: "stats needs --type") }
+        let options = try a.choices("option", "option", among: Choices.statisticsOptions)
         guard !options.isEmpty else { throw UsageError(message: "stats needs --option") }
         let now = TimeArgument.nowMilliseconds()
         let from = try a.time("from", now: now) ?? now - 86_400_000
@@ -90,8 +87,11 @@ enum SampleCommands {
                                   "to": .string(RFC3339Timestamp.format(millisecondsSinceEpoch: to))]
         let interval = a.value("interval")
         if let interval {
-            params["interval"] = .object(try intervalJSON(interval))
-            if let anchor = try a.time("anchor-date", now: now) { params["anchorDate"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: anchor)) }
+            let spec = try intervalJSON(interval)
+            params["interval"] = .object(spec)
+            let zone = try StatsAnchor.zone(a.value("tz"))
+            let anchor = try a.time("anchor-date", now: now) ?? StatsAnchor.aligned(spec, from: from, zone: zone)
+            params["anchorDate"] = .string(RFC3339Timestamp.format(millisecondsSinceEpoch: anchor))
             if let tz = a.value("tz") { params["timeZone"] = .string(tz) }
             if a.flag("by-source") { params["separateBySource"] = .bool(true) }
         } else if a.value("anchor-date") != nil || a.value("tz") != nil || a.flag("by-source") {
@@ -125,7 +125,7 @@ enum SampleCommands {
     /// `--type`, `--from`, `--to`, `--device` as one predicate.
     static func predicate(_ a: Arguments, now: Int64) throws(UsageError) -> WireJSON? {
         var parts: [WireJSON] = []
-        let types = a.all("type")
+        let types = try a.choices("type", "type", among: Choices.sampleTypes)
         if !types.isEmpty { parts.append(.object(["types": .array(types.map(WireJSON.string))])) }
         let from = try a.time("from", now: now), to = try a.time("to", now: now)
         if from != nil || to != nil {
@@ -142,16 +142,11 @@ enum SampleCommands {
         }
     }
 
+    /// `#5 2023-11-14T22:13:20.566Z heartRate 72 count/min Sim HR 0`.
     static func sampleLine(_ s: JSONObject) -> String {
-        let value: String
-        if case .array(let beats)? = s["beats"] {
-            value = "\(beats.count) beats"
-        } else {
-            value = s["value"].map(DaemonCommands.plain) ?? "?"
-        }
         let device = s.object("device").flatMap { $0.string("name") ?? $0.string("address") } ?? "?"
         let anchor = s.int("anchor").map { "#\($0) " } ?? ""
-        return "\(anchor)\(s.string("start") ?? "?") \(s.string("type") ?? "?") \(value) \(s.string("unit") ?? "") \(device)"
+        return "\(anchor)\(s.string("start") ?? "?") \(s.string("type") ?? "?") \(SampleText.value(s)) \(device)"
     }
 
     static func statsLine(_ s: JSONObject, options: [String], unit: String, times: Bool = true) -> String {
@@ -159,14 +154,9 @@ enum SampleCommands {
         if times { parts.append("\(s.string("start") ?? "?") … \(s.string("end") ?? "?")") }
         parts.append("n=\(s.int("count") ?? 0)")
         for o in options {
-            let v = s.number(o).map { formatNumber($0) + " " + unit } ?? "-"
+            let v = s.number(o).map { SampleText.number($0) + " " + unit } ?? "-"
             parts.append("\(o)=\(v)")
         }
         return parts.joined(separator: "  ")
-    }
-
-    static func formatNumber(_ d: Double) -> String {
-        if d == d.rounded(), abs(d) < 1e15 { return String(Int64(d)) }
-        return String((d * 100).rounded() / 100)
     }
 }

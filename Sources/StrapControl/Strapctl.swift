@@ -156,7 +156,15 @@ struct CommandContext {
 
 extension JSONObject {
     func string(_ key: String) -> String? { if case .string(let s)? = self[key] { s } else { nil } }
-    func int(_ key: String) -> Int64? { if case .int(let i)? = self[key] { i } else { nil } }
+    /// Integral numbers arrive as `95` or `95.0` depending on how strapd built the reply;
+    /// both are read, here and in `number`.
+    func int(_ key: String) -> Int64? {
+        switch self[key] {
+        case .int(let i)?: i
+        case .double(let d)? where d == d.rounded() && abs(d) < 9e15: Int64(d)
+        default: nil
+        }
+    }
     func number(_ key: String) -> Double? {
         switch self[key] {
         case .int(let i)?: Double(i)

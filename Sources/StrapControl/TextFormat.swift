@@ -43,8 +43,8 @@ enum TextFormat {
         return sign + String(whole) + "." + String(repeating: "0", count: places - digits.count) + digits
     }
 
-    /// A number as entered: `72.5`, `60`, `2.105`.
-    static func number(_ v: Double) -> String { SampleCommands.formatNumber(v) }
+    /// `72.5`, `60`, `2.11`: as samples read (at most two decimals).
+    static func number(_ v: Double) -> String { SampleText.number(v) }
 
     /// `16:00:05` from an RFC 3339 time (UTC, as the daemon writes it).
     static func clock(_ rfc3339: String?) -> String {

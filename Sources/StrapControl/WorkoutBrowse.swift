@@ -56,10 +56,7 @@ enum WorkoutBrowse {
     /// hrv`, which reads every beat so far.
     static func show(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: ["chart"], flags: [])
-        let given = a.value("chart") ?? "auto"
-        guard let mode = ChartMode(rawValue: given) else {
-            throw UsageError(message: "--chart must be auto, unicode, ascii or none, got '\(given)'")
-        }
+        let mode = try a.choice("chart", "chart mode", among: Choices.chartModes).flatMap(ChartMode.init(rawValue:)) ?? .auto
         let id = try WorkoutCommands.session(try a.single("workout or session id"), ctx, savedToo: true)
         let r = try ctx.call("workout.get", ["session": .string(id)])
         if ctx.json { return ExitCode.success }

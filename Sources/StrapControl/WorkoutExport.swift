@@ -9,12 +9,9 @@ import StrapWire
 /// offset where the previous one ended, the total the announced size), so FILE is never
 /// half-written; on any failure or Ctrl-C the temporary file is removed.
 enum WorkoutExport {
-    static let formats = ["fit", "tcx", "csv"]
-
     static func run(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(expandingShortOptions(args), options: ["format", "output"], flags: [])
-        let format = a.value("format") ?? "fit"
-        guard formats.contains(format) else { throw UsageError(message: "--format must be fit, tcx or csv, got '\(format)'") }
+        let format = try a.choice("format", "format", among: Choices.exportFormats) ?? "fit"
         let output = a.value("output")
         guard output != "" else { throw UsageError(message: "-o needs a file name (or - for standard output)") }
         if output == "-" && ctx.json { throw UsageError(message: "--json and -o - would both write to standard output") }

@@ -89,8 +89,59 @@ import StrapWire
         let collection = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "1h",
                                   "--from", "2023-11-14T22:00:00Z", "--to", "2023-11-15T00:00:00Z", "--tz", "UTC", "--by-source")
         #expect(collection.exitCode == 0 && collection.stdout.split(separator: "\n").count == 3)
+        // No --anchor-date: the quarters start on the hour, not at --from.
+        let quarters = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "15m",
+                                "--from", "2023-11-14T22:07:31.123Z", "--to", "2023-11-14T22:40:00Z", "--tz", "UTC")
+        #expect(quarters.stdout.split(separator: "\n").map { String($0.prefix(51)) } ==
+                ["2023-11-14T22:00:00.000Z … 2023-11-14T22:15:00.000Z", "2023-11-14T22:15:00.000Z … 2023-11-14T22:30:00.000Z",
+                 "2023-11-14T22:30:00.000Z … 2023-11-14T22:45:00.000Z"], "\(quarters.stdout)")
+        let fromFrom = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "15m",
+                                "--from", "2023-11-14T22:07:31Z", "--to", "2023-11-14T22:20:00Z", "--anchor-date", "2023-11-14T22:07:31Z")
+        #expect(fromFrom.stdout.hasPrefix("2023-11-14T22:07:31.000Z … 2023-11-14T22:22:31.000Z"), "\(fromFrom.stdout)")
         let invalid = strapctl(h, "stats", "--type", "heartRate", "--option", "sum", "--from", "-1d", "--to", "now")
         #expect(invalid.exitCode == ExitCode.daemonError && invalid.stderr.contains("(invalidOption)"))
+    }
+
+    /// An unknown type is strapctl's usage error (exit 2, naming --type), not the daemon's
+    /// decoding message about "predicate" (exit 1).
+    @Test func anUnknownTypeIsAUsageErrorNamingTheOption() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        let bogus = strapctl(h, "query", "--type", "bogus")
+        #expect(bogus.exitCode == ExitCode.usage)
+        #expect(bogus.stderr.hasPrefix(#"strapctl: --type: unknown type "bogus"; one of: heartRate, heartbeatSeries, "#), "\(bogus.stderr)")
+        #expect(!bogus.stderr.contains("predicate"))
+    }
+
+    /// A beat series reads as RR intervals and float noise is rounded, in `query` and in
+    /// `anchored --follow`'s events alike; `--json` keeps the daemon's numbers.
+    @Test func samplesReadAsLiveShowsThemInQueryAndAnchoredFollow() throws {
+        let h = try RouterHarness()
+        let t: Millis = 1_700_000_000_000
+        // 850 and 816 in 1/1024 s: 830 and 797 ms.
+        let beats = Sample(type: .heartbeatSeries, value: 2, start: t, device: testDevice, beats: [850.0 / 1024, 1666.0 / 1024])
+        let cadence = Sample(type: .cyclingCadence, value: 84.97925311203319, start: t + 1000, device: testDevice)
+        try h.store.append([beats])
+        try h.store.sync()
+        let query = strapctl(h, "query", "--type", "heartbeatSeries")
+        #expect(query.stdout == "#1 2023-11-14T22:13:20.000Z heartbeatSeries rr=830,797ms Test HR\n", "\(query.stdout)")
+
+        let collected = Collector()
+        let sink = OutputSink(stdout: { collected.append($0) }, stderr: { collected.append($0) })
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            _ = Strapctl.run(["--socket", h.socketPath, "anchored", "--follow"], environment: [:], sink: sink)
+            finished.signal()
+        }.start()
+        #expect(try waitFor { collected.text.contains("anchor 1\n") })
+        try h.store.append([cadence, beats])
+        try h.store.sync()
+        #expect(try waitFor { collected.text.contains("+ #3 ") })
+        #expect(collected.text.contains("+ #2 2023-11-14T22:13:21.000Z cyclingCadence 84.98 rpm Test HR\n"), "\(collected.text)")
+        #expect(collected.text.contains("+ #3 2023-11-14T22:13:20.000Z heartbeatSeries rr=830,797ms Test HR\n"), "\(collected.text)")
+        #expect(strapctl(h, "--json", "query", "--type", "cyclingCadence").stdout.contains(#""value":84.97925311203319"#))
+        h.close()
+        finished.wait()
     }
 
     @Test func liveFollowsUntilTheDaemonGoesAway() throws {
