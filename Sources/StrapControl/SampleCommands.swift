@@ -97,20 +97,26 @@ enum SampleCommands {
         } else if a.value("anchor-date") != nil || a.value("tz") != nil || a.flag("by-source") {
             throw UsageError(message: "--anchor-date, --tz and --by-source go with --interval")
         }
-        let r = try ctx.call(interval == nil ? "statistics.query" : "statistics.collection", params)
-        if ctx.json { return ExitCode.success }
-        let unit = r.string("unit") ?? ""
-        if interval == nil {
-            ctx.sink.print(statsLine(r, options: options, unit: unit))
-        } else {
-            for s in r.objects("statistics") {
-                ctx.sink.print(statsLine(s, options: options, unit: unit))
-                for (device, v) in (s.object("bySource") ?? JSONObject()).entries {
-                    if case .object(let o) = v { ctx.sink.print("    \(device): " + statsLine(o, options: options, unit: unit, times: false)) }
+        guard interval != nil else {
+            let r = try ctx.call("statistics.query", params)
+            if !ctx.json { ctx.sink.print(statsLine(r, options: options, unit: r.string("unit") ?? "")) }
+            return ExitCode.success
+        }
+        // A long collection comes in pages (`truncated`, `next`): each continues at `next`.
+        while true {
+            let r = try ctx.call("statistics.collection", params)
+            if !ctx.json {
+                let unit = r.string("unit") ?? ""
+                for s in r.objects("statistics") {
+                    ctx.sink.print(statsLine(s, options: options, unit: unit))
+                    for (device, v) in (s.object("bySource") ?? JSONObject()).entries {
+                        if case .object(let o) = v { ctx.sink.print("    \(device): " + statsLine(o, options: options, unit: unit, times: false)) }
+                    }
                 }
             }
+            guard r["truncated"] == .bool(true), let next = r.string("next") else { return ExitCode.success }
+            params["from"] = .string(next)
         }
-        return ExitCode.success
     }
 
     /// `15m`, `1h`, `1d`, `1w`, `1mo` → `{"minutes": 15}` ...

@@ -98,6 +98,12 @@ import StrapWire
         let fromFrom = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "15m",
                                 "--from", "2023-11-14T22:07:31Z", "--to", "2023-11-14T22:20:00Z", "--anchor-date", "2023-11-14T22:07:31Z")
         #expect(fromFrom.stdout.hasPrefix("2023-11-14T22:07:31.000Z … 2023-11-14T22:22:31.000Z"), "\(fromFrom.stdout)")
+        // 60 days of minutes: more than one reply holds; strapctl follows the pages.
+        let paged = strapctl(h, "stats", "--type", "heartRate", "--option", "average", "--interval", "1m",
+                             "--from", "2023-11-01T00:00:00Z", "--to", "2023-12-31T00:00:00Z", "--tz", "UTC")
+        let pagedLines = paged.stdout.split(separator: "\n")
+        #expect(paged.exitCode == 0 && pagedLines.count == 60 * 1440, "\(pagedLines.count) lines")
+        #expect(Set(pagedLines.map { $0.prefix(24) }).count == 60 * 1440)
         let invalid = strapctl(h, "stats", "--type", "heartRate", "--option", "sum", "--from", "-1d", "--to", "now")
         #expect(invalid.exitCode == ExitCode.daemonError && invalid.stderr.contains("(invalidOption)"))
     }
