@@ -157,11 +157,16 @@ public final class Daemon: @unchecked Sendable {
                             liveSubscribers: context.live.subscriberCount, mqtt: mqttService?.publisher?.status)
     }
 
-    private func storeDegradedChanged(_ reason: String?) {
+    private func storeDegradedChanged(_ health: StoreStage.Health) {
         queue.async { [self] in
-            storeDegraded = reason
-            if let reason { logger.error("store degraded, samples are kept in memory and retried: \(reason)") } else {
-                logger.notice("store writable again; pending samples written")
+            switch health {
+            case .degraded(let reason):
+                storeDegraded = reason
+                logger.error("store degraded, samples are kept in memory and retried: \(reason)")
+            case let .recovered(written, lost):
+                storeDegraded = nil
+                logger.notice("store writable again: \(written) held sample(s) written" +
+                              (lost > 0 ? ", \(lost) dropped while it was not (the memory bound)" : ", none lost"))
             }
             statusTick()
         }

@@ -75,14 +75,14 @@ final class FrontEndService: LifecycleService {
     private let configuration: Configuration
     private let logger: Logger
     private let status: @Sendable () -> DaemonStatus
-    private let storeDegraded: @Sendable (String?) -> Void
+    private let storeDegraded: @Sendable (StoreStage.Health) -> Void
     private(set) var frontEnd: DaemonFrontEnd?
     private var listener: UnixListener?
     /// systemd passed the socket (socket activation).
     private(set) var activated = false
 
     init(store: StoreService, workouts: WorkoutsService, source: SourceService, configuration: Configuration, logger: Logger,
-         status: @escaping @Sendable () -> DaemonStatus, storeDegraded: @escaping @Sendable (String?) -> Void) {
+         status: @escaping @Sendable () -> DaemonStatus, storeDegraded: @escaping @Sendable (StoreStage.Health) -> Void) {
         storeService = store
         workoutsService = workouts
         self.source = source

@@ -30,8 +30,17 @@ public final class StoreStage: @unchecked Sendable {
     private var retryScheduled = false
     public private(set) var degraded: String?
     public private(set) var lostWhileDegraded = 0
-    /// Called on `queue` when the stage becomes degraded (message) or recovers (nil).
-    var onDegradedChange: (@Sendable (String?) -> Void)?
+    /// Called on `queue` when the stage becomes degraded or recovers.
+    var onDegradedChange: (@Sendable (Health) -> Void)?
+    /// Samples dropped (the oldest, beyond `maxPending`) since the current degradation began.
+    private var lostAtDegradation = 0
+
+    public enum Health: Sendable, Equatable {
+        case degraded(String)
+        /// The store took appends again: `written` held samples went in with the first one,
+        /// `lost` were dropped while it could not (memory bound).
+        case recovered(written: Int, lost: Int)
+    }
 
     public init(store: Store, maxPending: Int = 200_000, highWater: Int = 100_000, lowWater: Int = 20_000,
                 retryInterval: DispatchTimeInterval = .seconds(1)) {
@@ -69,18 +78,20 @@ public final class StoreStage: @unchecked Sendable {
         guard !pending.isEmpty else { return }
         do {
             try store.appendBatch(pending)
+            let written = pending.count
             backlog.subtract(pending.count, ordering: .relaxed)
             pending.removeAll(keepingCapacity: pending.count < 65_536)
             if degraded != nil {
                 degraded = nil
                 failing.store(false, ordering: .relaxed)
-                onDegradedChange?(nil)
+                onDegradedChange?(.recovered(written: written, lost: lostWhileDegraded - lostAtDegradation))
             }
         } catch {
             failing.store(true, ordering: .relaxed)
+            if degraded == nil { lostAtDegradation = lostWhileDegraded }
             if degraded != error.description {
                 degraded = error.description
-                onDegradedChange?(error.description)
+                onDegradedChange?(.degraded(error.description))
             }
             retryScheduled = true
             queue.asyncAfter(deadline: .now() + retryInterval) { [self] in

@@ -1,9 +1,11 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
 import StrapGATT
 import StrapIngest
 import StrapModel
+import StrapOS
 import StrapSimulator
 import StrapStore
 @testable import StrapDaemon
@@ -112,6 +114,36 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         pipeline.drain()
         #expect(accepted == 10 && pipeline.counters.dropped == 40 && pipeline.counters.events == 10)
         store.close()
+    }
+
+    /// A full disk holds samples in memory; when space returns they are written and the
+    /// stage says how many (the daemon logs it once), and that nothing was lost.
+    @Test func aFullDiskHoldsSamplesAndReportsThemWrittenWhenSpaceReturns() throws {
+        let full = Mutex(false)
+        var sys = StrapOS.Syscalls.live
+        sys.pwrite = { fd, buffer, count, offset in
+            if full.withLock({ $0 }) { errno = ENOSPC; return -1 }
+            return StrapOS.Syscalls.live.pwrite(fd, buffer, count, offset)
+        }
+        var config = StoreConfig(directory: temporaryDirectory(), sync: .none)
+        config.syscalls = sys
+        let store = try Store.open(config)
+        defer { store.close() }
+        let stage = StoreStage(store: store, retryInterval: .milliseconds(10))
+        let seen = Mutex<[StoreStage.Health]>([])
+        stage.onDegradedChange = { h in seen.withLock { $0.append(h) } }
+        full.withLock { $0 = true }
+        stage.enqueue(heartRates(40))
+        #expect(try waitFor { seen.withLock { $0.count } == 1 })
+        stage.enqueue(heartRates(60, from: 1_700_000_100_000))
+        usleep(50_000)
+        full.withLock { $0 = false }
+        #expect(try waitFor { seen.withLock { $0.count } == 2 })
+        let health = seen.withLock { $0 }
+        guard case .degraded(let why) = health[0] else { Issue.record("\(health)"); return }
+        #expect(why.contains("No space left on device"))
+        #expect(health[1] == .recovered(written: 100, lost: 0))
+        #expect(store.latestAnchor == 100)
     }
 
     @Test func captureLinesRoundTrip() throws {
