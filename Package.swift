@@ -5,6 +5,14 @@
 // depends on this one by path through the library products below.
 import PackageDescription
 
+/// FoundationEssentials finds the ICU time zone class by name at run time, so nothing
+/// references it and a `--static-swift-stdlib` link leaves it out: every zone but GMT then
+/// resolves to nil ("unknown time zone \"UTC\""). Naming its type descriptor as undefined
+/// makes the linker keep it (a no-op when linked against the shared library).
+let namedTimeZones: [LinkerSetting] = [
+    .unsafeFlags(["-Xlinker", "--undefined=$s30FoundationInternationalization12_TimeZoneICUCMn"]),
+]
+
 let package = Package(
     name: "strapd",
     platforms: [.macOS(.v14)],
@@ -74,9 +82,9 @@ let package = Package(
                                                     "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol"]),
 
         // Layer 6: executables and their testable command logic.
-        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"]),
+        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], linkerSettings: namedTimeZones),
         .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
-        .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"]),
+        .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"], linkerSettings: namedTimeZones),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
@@ -107,3 +115,4 @@ let package = Package(
                                                              "StrapGATT"]),
     ]
 )
+

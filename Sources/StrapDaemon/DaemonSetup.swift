@@ -155,6 +155,7 @@ enum DaemonSetup {
             }
         }
         do { return (try UnixListener.bind(path: path, mode: 0o660, group: gid), false) } catch {
+            if case let .system(e, _) = error { throw .socket("\(error)" + advice(e.errno, path: path, option: "--socket")) }
             throw .socket("\(error)")
         }
     }

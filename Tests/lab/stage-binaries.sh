@@ -20,6 +20,22 @@ for p in "${products[@]}"; do
 	bin=$("$SWIFT" build -c release --static-swift-stdlib --show-bin-path)/$p
 	cp "$bin" "$DIR/$p.new" && mv "$DIR/$p.new" "$DIR/$p"
 done
+# The static link must keep ICU's time zones (Package.swift, namedTimeZones): without them
+# every named zone is "unknown" in the shipped binaries, and the debug tests cannot see it.
+if printf '%s\n' "${products[@]}" | grep -qx strapd; then
+	T=$(mktemp -d)
+	"$DIR/strapd" --simulate=1 --state-dir "$T/s" --socket "$T/s.sock" --set daemon.socket_group= > "$T/log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$T/s.sock" ] && break; sleep 0.1; done
+	if "$DIR/strapctl" --socket "$T/s.sock" stats --type heartRate --option average --interval 1h \
+		--tz Europe/Berlin --from -2h > "$T/out" 2>&1; then
+		echo "stage-binaries: static strapd and strapctl resolve named time zones (Europe/Berlin)"
+	else
+		cat "$T/out" "$T/log"; echo "stage-binaries: the static binaries cannot resolve Europe/Berlin"
+		kill "$pid"; rm -rf "$T"; exit 1
+	fi
+	kill "$pid"; wait "$pid" 2>/dev/null || true; rm -rf "$T"
+fi
 if [ ! -x "$DIR/strapd" ] || ! printf '%s\n' "${products[@]}" | grep -qx strapd; then
 	rm -rf "$DIR/strapd" "$DIR/root"            # never run a stale daemon
 fi
