@@ -138,8 +138,8 @@ import StrapWire
         try h.store.sync()
         let heavy = try h.client()
         var batch: [UInt8] = []
-        for i in 0..<32 {
-            batch += Array(#"{"id":\#(i),"op":"statistics.collection","type":"heartRate","options":["average"],"interval":{"minutes":1},"from":"2023-11-01T00:00:00Z","to":"2023-11-30T00:00:00Z","timeZone":"UTC"}"#.utf8)
+        for i in 0..<12 {
+            batch += Array(#"{"id":\#(i),"op":"statistics.collection","type":"heartRate","options":["average"],"interval":{"minutes":1},"from":"2023-11-10T00:00:00Z","to":"2023-11-17T00:00:00Z","timeZone":"UTC"}"#.utf8)
             batch.append(0x0A)
         }
         try heavy.sendRaw(batch)
@@ -150,10 +150,10 @@ import StrapWire
         // Every heavy request is still answered (`busy` when its 2 MiB page found the
         // unread buffer full: that one the client may retry).
         var answered = Set<Int64>()
-        while answered.count < 32, let m = try heavy.readMessage() {
+        while answered.count < 12, let m = try heavy.readMessage() {
             #expect(m.isOK || m.errorCode == "busy")
             if case .int(let i)? = m["id"] { answered.insert(i) }
         }
-        #expect(answered.count == 32)
+        #expect(answered.count == 12)
     }
 }

@@ -39,7 +39,12 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     let context: DaemonContext
     let configuration: Configuration
     let logger: Logger?
+    /// Heavy requests (store scans), follow pages and exports: lower priority than the
+    /// pipeline, and at most one heavy request per connection at a time (`run`).
     let worker = DispatchQueue(label: "strapd.router.worker", qos: .utility, attributes: .concurrent)
+    /// Light requests: a queue of their own, so that no number of heavy requests in the
+    /// worker's thread pool (which libdispatch bounds by the core count) can delay them.
+    let lightWorker = DispatchQueue(label: "strapd.router.light", attributes: .concurrent)
     let fanout: LiveFanout
     let follow: FollowEngine
     /// One discovery at a time, across all clients: BlueZ has one adapter-wide discovery.
@@ -197,7 +202,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     func run(_ op: String, in session: ClientSession, _ work: @escaping @Sendable () -> @Sendable () -> Void) {
         dispatchPrecondition(condition: .onQueue(session.connection.queue))
         guard Self.heavyOperations.contains(op) else {
-            worker.async { let done = work(); session.connection.queue.async(execute: done) }
+            lightWorker.async { let done = work(); session.connection.queue.async(execute: done) }
             return
         }
         session.heavyWaiting.append(work)

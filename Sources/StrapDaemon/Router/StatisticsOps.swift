@@ -66,15 +66,29 @@ extension RequestRouter {
         }
         let id = request.id
         let budget = resultBudget(id, session)
+        // No interval takes fewer than 64 bytes: computing more than budget/64 of them would
+        // only be thrown away by the cut. The shortest an interval can be (a day across a
+        // DST change is 23 h) bounds how far that many reach.
+        let shortest: Millis = switch interval.unit {
+        case .minutes: 60_000
+        case .hours: 3_600_000
+        case .days: 82_800_000
+        case .weeks: 7 * 86_400_000 - 3_600_000
+        case .months: 28 * 86_400_000 - 3_600_000
+        }
+        let reach = Millis(budget / 64) * shortest * Millis(interval.count)
+        let computedTo = to - from > reach ? from + reach : to
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
             let list: [Statistics]
             do throws(StrapError) {
                 list = try context.store.statisticsCollection(type: type, predicate: predicate, options: options, anchorDate: anchorDate,
-                                                              interval: interval, from: from, to: to, timeZone: zone)
+                                                              interval: interval, from: from, to: computedTo, timeZone: zone)
             } catch { throw WireError(error) }
+            // Computed short of `to`: the page continues after its last interval.
+            let more = computedTo < to ? list.last.map(\.end).flatMap { $0 < to ? $0 : nil } : nil
             let head: JSONObject = ["type": .string(type.rawValue), "unit": .string(type.unit),
                                     "timeZone": .string(zoneName ?? zone.identifier)]
-            return Reply.success(id: id, resultJSON: Self.collectionPage(head, list, options: options, budget: budget))
+            return Reply.success(id: id, resultJSON: Self.collectionPage(head, list, options: options, budget: budget, more: more))
         }
     }
 
@@ -82,11 +96,12 @@ extension RequestRouter {
     /// (100 000 of them is ~20 MB) comes in pages. A cut page says `truncated` and gives
     /// `next`, the start of the first interval left out; asking again with `from` = `next`
     /// (same anchorDate) continues with exactly that interval.
-    static func collectionPage(_ head: JSONObject, _ list: [Statistics], options: StatisticsOptions, budget: Int) -> [UInt8] {
+    static func collectionPage(_ head: JSONObject, _ list: [Statistics], options: StatisticsOptions, budget: Int,
+                               more: Millis? = nil) -> [UInt8] {
         var out = JSONWriter.bytes(.object(head))
         out.removeLast()  // the closing brace; the statistics array follows
         out += Array(#","statistics":["#.utf8)
-        var next: Millis? = nil
+        var next: Millis? = more
         for (n, s) in list.enumerated() {
             let mark = out.count
             if n > 0 { out.append(UInt8(ascii: ",")) }
