@@ -47,7 +47,7 @@ extension RequestRouter {
         let devices = context.devices
         // The service promises completions, not that starting an operation never blocks
         // (D-Bus): start it off the server queue.
-        lightWorker.async {
+        worker.async {
             switch action {
             case .pair: devices.pair(address, completion: completion)
             case .connect: devices.connect(address, completion: completion)
@@ -74,7 +74,7 @@ extension RequestRouter {
         streamStarted(stream, id: request.id, in: session)
         let queue = session.connection.queue
         let devices = context.devices
-        lightWorker.async { [self] in
+        worker.async { [self] in
             let handle = devices.scan(timeout: timeout, found: { device in
                 queue.async { stream.found(device) }
             }, finished: { [self] error in

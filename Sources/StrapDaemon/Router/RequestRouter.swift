@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import StrapModel
 import StrapOS
 import StrapSystem
@@ -39,12 +40,11 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     let context: DaemonContext
     let configuration: Configuration
     let logger: Logger?
-    /// Heavy requests (store scans), follow pages and exports: lower priority than the
-    /// pipeline, and at most one heavy request per connection at a time (`run`).
-    let worker = DispatchQueue(label: "strapd.router.worker", qos: .utility, attributes: .concurrent)
-    /// Light requests: a queue of their own, so that no number of heavy requests in the
-    /// worker's thread pool (which libdispatch bounds by the core count) can delay them.
-    let lightWorker = DispatchQueue(label: "strapd.router.light", attributes: .concurrent)
+    /// Requests, follow pages and exports. Default QoS, like every queue of the daemon (see
+    /// `HeavyScheduler` for why); heavy requests are bounded by `heavyScheduler` instead.
+    let worker = DispatchQueue(label: "strapd.router.worker", attributes: .concurrent)
+    /// Confined to the server queue.
+    private var heavyScheduler: HeavyScheduler?
     let fanout: LiveFanout
     let follow: FollowEngine
     /// One discovery at a time, across all clients: BlueZ has one adapter-wide discovery.
@@ -194,33 +194,24 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
     static let heavyOperations: Set<String> = ["samples.query", "samples.anchored", "samples.delete", "statistics.query",
                                                "statistics.collection", "workout.hrv", "workout.list"]
 
-    /// Runs `work` on the worker queue and its completion on the connection's queue. A
-    /// connection has at most one heavy request running at a time; the rest of its heavy
-    /// requests wait in its own queue, in order. So a client pipelining thousands of
-    /// expensive queries uses one core, not every core, and a `status` from anyone else — or
-    /// any light request — is answered at once (bounding in-flight work by cost, not count).
+    /// Runs `work` off the server queue and its completion back on it. Requests that scan the
+    /// store go through `heavy` (one per connection, connections in turn, fewer at once than
+    /// cores); the rest run at once.
     func run(_ op: String, in session: ClientSession, _ work: @escaping @Sendable () -> @Sendable () -> Void) {
         dispatchPrecondition(condition: .onQueue(session.connection.queue))
         guard Self.heavyOperations.contains(op) else {
-            lightWorker.async { let done = work(); session.connection.queue.async(execute: done) }
+            worker.async { let done = work(); session.connection.queue.async(execute: done) }
             return
         }
-        session.heavyWaiting.append(work)
-        startHeavy(session)
+        heavy(on: session.connection.queue).submit(work, for: session)
     }
 
-    private func startHeavy(_ session: ClientSession) {
-        guard !session.heavyRunning, !session.heavyWaiting.isEmpty else { return }
-        let work = session.heavyWaiting.removeFirst()
-        session.heavyRunning = true
-        worker.async { [self] in
-            let done = work()
-            session.connection.queue.async { [self] in
-                session.heavyRunning = false
-                done()
-                startHeavy(session)
-            }
-        }
+    /// Created on first use: the server queue is known only once a connection exists.
+    private func heavy(on queue: DispatchQueue) -> HeavyScheduler {
+        if let heavyScheduler { return heavyScheduler }
+        let s = HeavyScheduler(worker: worker, serverQueue: queue, limit: sysconf(Int32(_SC_NPROCESSORS_ONLN)) - 1)
+        heavyScheduler = s
+        return s
     }
 
     /// Like `respond`, for completion-based work (device operations).

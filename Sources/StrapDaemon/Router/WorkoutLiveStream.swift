@@ -15,7 +15,7 @@ extension RequestRouter {
         streamStarted(stream, id: request.id, in: session)
         session.pendingReplies += 1
         // Registering takes the engine's lock, which a command may hold across a journal sync.
-        lightWorker.async { [self] in
+        worker.async { [self] in
             let outcome: Result<(token: Int, info: WorkoutSessionInfo), StrapError>
             do throws(StrapError) {
                 outcome = .success(try service.follow(workout, follower: .init(deliver: { [weak stream] e in stream?.enqueue(e) },
