@@ -8,9 +8,9 @@ import Dispatch
 /// daemon-wide, one fewer than the cores: libdispatch bounds a QoS class's thread pool by the
 /// core count, so without that bound a few heavy clients could take every thread of it and
 /// hold up a `status`, a device command or the pipeline's own hops. Everything runs at the
-/// default QoS: a lower class for scans (nice 2) made libdispatch raise its threads back to
-/// nice 0 later, which an unprivileged service may not do (`setpriority` EACCES, logged by
-/// libdispatch as "Failed to set thread priority for worker thread").
+/// default QoS: libdispatch gives each class its own nice value and sets it per worker
+/// thread, and a thread created by a lower class's worker inherits that one's nice, which an
+/// unprivileged service may not lower again; a bound on how many run is the simpler lever.
 final class HeavyScheduler: @unchecked Sendable {
     typealias Work = @Sendable () -> @Sendable () -> Void
 
