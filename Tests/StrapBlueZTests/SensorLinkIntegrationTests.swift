@@ -40,6 +40,21 @@ struct SensorLinkIntegrationTests {
         #expect(daemon.sink.sequence(Self.hr) == [0])
     }
 
+    /// bluetoothd forwards a notification that arrives before the CCC write response, so it
+    /// reaches the link ahead of the StartNotify reply: it is data of the new connection and
+    /// is delivered while the link still subscribes (the device service relies on this order).
+    @Test func notificationAheadOfTheStartNotifyReplyIsDeliveredWhileSubscribing() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")], streaming: false)
+        try mock.setFault(Self.hr, "notify_before_reply")
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(Self.hr)
+        try eventually("streaming") { daemon.phase(Self.hr) == .streaming }
+        try eventually("both notifications") { daemon.sink.count(Self.hr) >= 2 }
+        #expect(daemon.sink.sequence(Self.hr) == [0, 1])
+        let order = daemon.sink.order(Self.hr).filter { $0 == "notification" || $0 == "subscribing" || $0 == "streaming" }
+        #expect(order == ["subscribing", "notification", "streaming", "notification"])
+    }
+
     @Test func disconnectsAreLoggedWithTheirReason() throws {
         let address = "C0:11:22:33:44:0D"
         let lines = ResultList<String>()
