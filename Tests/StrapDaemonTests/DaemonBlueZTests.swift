@@ -320,6 +320,29 @@ struct DaemonBlueZTests {
         #expect(names == ["Mock CSC"])
     }
 
+    /// Battery Level with the notify flag is subscribed: a new level reaches the device and
+    /// the store at once, while BlueZ's Battery1 (the mock leaves it alone) still says 87.
+    @Test func batteryLevelNotificationsReachTheDeviceAndTheStore() throws {
+        let hr = "C0:DA:E0:00:00:09"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        #expect(h.strapctl("connect", hr).exitCode == 0)
+        try eventually("battery read on connect and notifications on") {
+            (try? h.info(hr).int("battery")) == 87 && (try? mock.batteryStartNotifyCalls(hr)) == 1
+        }
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe","types":["batteryLevel"]}"#).isOK)
+        try mock.setBattery(hr, 64)
+        let change = try live.read { $0.event == "device" && $0.data.string("change") == "battery" }.match.data
+        #expect(change.int("battery") == 64 && change.string("address") == hr)
+        try eventually("battery sample stored") { ((try? h.stored("batteryLevel")) ?? []).contains { $0.number("value") == 64 } }
+        #expect(try h.stored("batteryLevel").compactMap { $0.number("value") } == [87, 64])
+        #expect(try h.info(hr).int("battery") == 64)
+    }
+
     /// Each value is the previous + 1 (mod 120, the mock's bpm cycle): none lost or repeated.
     static func consecutive(_ seq: [Int]) -> Bool {
         !seq.isEmpty && zip(seq, seq.dropFirst()).allSatisfy { ($0.1 - $0.0 + 120) % 120 == 1 }
