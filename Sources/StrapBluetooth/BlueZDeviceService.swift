@@ -78,7 +78,13 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
             return logger.debug("ignoring notification of unknown characteristic \(n.characteristic)",
                                 metadata: [LogKey.deviceAddress: n.device])
         }
-        submit(.notification(n.device, characteristic, n.value, Self.time(n)))
+        let time = Self.time(n)
+        // A link delivers while it still subscribes (one characteristic streams while another's
+        // StartNotify is out; bluetoothd forwards what arrives before the CCC write response).
+        // That is data of the new connection: the pipeline must hear of the connection first,
+        // or it derives the value against the state from before the outage.
+        linkUp(n.device, at: time)
+        submit(.notification(n.device, characteristic, n.value, time))
     }
 
     public func read(device: String, characteristic: String, value: [UInt8]) {
@@ -95,11 +101,7 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     public func linkChanged(device: String, phase: LinkPhase) {
         dispatchPrecondition(condition: .onQueue(queue))
         if phase == .streaming {
-            guard registry.streamingStarted(device) else { return }
-            submit(.linkUp(device, name: registry.displayName(device, connection.client), ReceiveTime.now()))
-            registry.answerWaiters(device, nil)
-            // A fresh link gets its RSSI (or the reason there is none) now, not a round later.
-            queue.async { [weak self] in self?.rssi.sample() }
+            linkUp(device, at: ReceiveTime.now())
         } else if let reason = registry.streamingStopped(device, phase: phase, connection.client) {
             rssi.forget(device)
             logger.info("[\(device)] stopped streaming: \(reason)", metadata: [LogKey.deviceAddress: device])
@@ -109,6 +111,16 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
                 queue.async { [weak self] in self?.connection.manager?.remove(address: device) }
             }
         }
+    }
+
+    /// The link is up from its first notification or from `streaming`, whichever comes first;
+    /// once per connection. A notification's own receive time keeps the up event at or before it.
+    private func linkUp(_ device: String, at time: ReceiveTime) {
+        guard registry.streamingStarted(device) else { return }
+        submit(.linkUp(device, name: registry.displayName(device, connection.client), time))
+        registry.answerWaiters(device, nil)
+        // A fresh link gets its RSSI (or the reason there is none) now, not a round later.
+        queue.async { [weak self] in self?.rssi.sample() }
     }
 
     static func time(_ n: RawNotification) -> ReceiveTime {

@@ -9,7 +9,9 @@ public enum SensorEvent: Sendable, Equatable {
     case notification(SensorAddress, GATTCharacteristic, [UInt8], ReceiveTime)
     /// A value read on connect (battery, body sensor location, DIS strings, features).
     case read(SensorAddress, GATTCharacteristic, [UInt8], ReceiveTime)
-    /// Notifications are flowing (again): counters start from a baseline.
+    /// Notifications are flowing (again): counters start from a baseline. A source submits it
+    /// before the connection's first notification, or that one is derived against the state
+    /// from before the outage.
     case linkUp(SensorAddress, name: String, ReceiveTime)
     case linkDown(SensorAddress, reason: String, ReceiveTime)
 

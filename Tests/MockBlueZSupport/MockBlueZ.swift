@@ -9,10 +9,13 @@ public final class MockBlueZ: @unchecked Sendable {
         public var address: String
         public var kind: String
         public var hz: Int = 4
-        public init(address: String, kind: String, hz: Int = 4) {
+        /// Whether Battery Level (0x2A19) has the notify flag; read-only otherwise.
+        public var batteryNotify = true
+        public init(address: String, kind: String, hz: Int = 4, batteryNotify: Bool = true) {
             self.address = address
             self.kind = kind
             self.hz = hz
+            self.batteryNotify = batteryNotify
         }
     }
 
@@ -30,7 +33,9 @@ public final class MockBlueZ: @unchecked Sendable {
         self.sensors = sensors
         config = bus.directory.appendingPathComponent("mock.json")
         state = bus.directory.appendingPathComponent("mock-state.json")
-        let json: [String: Any] = ["streaming": streaming, "known": known, "sensors": sensors.map { ["address": $0.address, "kind": $0.kind, "hz": $0.hz] }]
+        let json: [String: Any] = ["streaming": streaming, "known": known, "sensors": sensors.map {
+            ["address": $0.address, "kind": $0.kind, "hz": $0.hz, "battery_notify": $0.batteryNotify] as [String: Any]
+        }]
         try JSONSerialization.data(withJSONObject: json).write(to: config)
         let address = bus.address
         control = try queue.sync { [queue] in try Bus.connect(address: address, queue: queue) }
@@ -70,10 +75,18 @@ public final class MockBlueZ: @unchecked Sendable {
     public func sent(_ address: String) throws -> Int { ((try stats()["sent"] as? [String: Any])?[address] as? Int) ?? -1 }
     public func startNotifyCalls(_ address: String) throws -> Int { ((try stats()["start_notify"] as? [String: Any])?[address] as? Int) ?? 0 }
     public func acquireCalls(_ address: String) throws -> Int { ((try stats()["acquire_notify"] as? [String: Any])?[address] as? Int) ?? 0 }
+    public func batteryStartNotifyCalls(_ address: String) throws -> Int {
+        ((try stats()["battery_start_notify"] as? [String: Any])?[address] as? Int) ?? 0
+    }
     public func events() throws -> [[Any]] { (try stats()["events"] as? [[Any]]) ?? [] }
 
     public func setFault(_ address: String, _ fault: String, _ count: Int32 = 1) throws {
         try call("SetFault", [.string(address), .string(fault), .int32(count)])
+    }
+
+    /// The sensor's battery level changes: notified where subscribed, Battery1 left as it was.
+    public func setBattery(_ address: String, _ level: UInt8) throws {
+        try call("SetBattery", [.string(address), .byte(level)])
     }
 
     deinit {

@@ -11,16 +11,29 @@ final class RecordingSink: SensorSink, @unchecked Sendable {
     private var _reads: [String: [UInt8]] = [:]
     private var _battery: [String: UInt8] = [:]
     private var _phases: [String: [LinkPhase]] = [:]
+    /// Notifications and phase changes in the order they came: "notification" or the phase.
+    private var _order: [String: [String]] = [:]
 
-    func received(_ notification: RawNotification) { lock.withLock { _notifications.append(notification) } }
+    func received(_ notification: RawNotification) {
+        lock.withLock {
+            _notifications.append(notification)
+            _order[notification.device, default: []].append("notification")
+        }
+    }
     func read(device: String, characteristic: String, value: [UInt8]) { lock.withLock { _reads[device + "/" + characteristic] = value } }
     func battery(device: String, percentage: UInt8) { lock.withLock { _battery[device] = percentage } }
-    func linkChanged(device: String, phase: LinkPhase) { lock.withLock { _phases[device, default: []].append(phase) } }
+    func linkChanged(device: String, phase: LinkPhase) {
+        lock.withLock {
+            _phases[device, default: []].append(phase)
+            _order[device, default: []].append(phase.description)
+        }
+    }
 
     var notifications: [RawNotification] { lock.withLock { _notifications } }
     var reads: [String: [UInt8]] { lock.withLock { _reads } }
     var battery: [String: UInt8] { lock.withLock { _battery } }
     func phases(_ device: String) -> [LinkPhase] { lock.withLock { _phases[device] ?? [] } }
+    func order(_ device: String) -> [String] { lock.withLock { _order[device] ?? [] } }
 
     func sequence(_ device: String) -> [UInt32] {
         notifications.filter { $0.device == device }.compactMap(Self.sequenceNumber)

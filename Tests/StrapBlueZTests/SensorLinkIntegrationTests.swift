@@ -40,6 +40,46 @@ struct SensorLinkIntegrationTests {
         #expect(daemon.sink.sequence(Self.hr) == [0])
     }
 
+    /// bluetoothd forwards a notification that arrives before the CCC write response, so it
+    /// reaches the link ahead of the StartNotify reply: it is data of the new connection and
+    /// is delivered while the link still subscribes (the device service relies on this order).
+    @Test func notificationAheadOfTheStartNotifyReplyIsDeliveredWhileSubscribing() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.hr, kind: "hr")], streaming: false)
+        try mock.setFault(Self.hr, "notify_before_reply")
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(Self.hr)
+        try eventually("streaming") { daemon.phase(Self.hr) == .streaming }
+        try eventually("both notifications") { daemon.sink.count(Self.hr) >= 2 }
+        #expect(daemon.sink.sequence(Self.hr) == [0, 1])
+        let order = daemon.sink.order(Self.hr).filter { $0 == "notification" || $0 == "subscribing" || $0 == "streaming" }
+        #expect(order == ["subscribing", "notification", "streaming", "notification"])
+    }
+
+    /// Battery Level (0x2A19) is subscribed where it has the notify flag, so a new level
+    /// arrives as a notification while BlueZ's Battery1 still says the old one; where it does
+    /// not notify, it is only read on connect.
+    @Test func batteryLevelIsSubscribedWhereItNotifies() throws {
+        let (notifying, readOnly) = ("C0:11:22:33:44:B1", "C0:11:22:33:44:B2")
+        let mock = try MockBlueZ(sensors: [.init(address: notifying, kind: "hr"), .init(address: readOnly, kind: "csc", batteryNotify: false)])
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.add(notifying)
+        daemon.add(readOnly)
+        let battery = GATTCharacteristic.batteryLevel.uuidString
+        try eventually("battery read on connect") {
+            daemon.sink.reads[notifying + "/" + battery] == [87] && daemon.sink.reads[readOnly + "/" + battery] == [87]
+        }
+        try eventually("battery notifications on") { (try? mock.batteryStartNotifyCalls(notifying)) == 1 }
+        try mock.setBattery(readOnly, 63)
+        try mock.setBattery(notifying, 64)
+        try eventually("the new level notified") {
+            daemon.sink.notifications.contains { $0.device == notifying && $0.characteristic == battery && $0.value == [64] }
+        }
+        #expect(daemon.sink.battery[notifying] == 87)
+        #expect(try mock.batteryStartNotifyCalls(readOnly) == 0)
+        #expect(!daemon.sink.notifications.contains { $0.device == readOnly && $0.characteristic == battery })
+        #expect(daemon.phase(notifying) == .streaming && daemon.phase(readOnly) == .streaming)
+    }
+
     @Test func disconnectsAreLoggedWithTheirReason() throws {
         let address = "C0:11:22:33:44:0D"
         let lines = ResultList<String>()

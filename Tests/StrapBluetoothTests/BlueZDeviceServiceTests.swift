@@ -55,6 +55,73 @@ struct BlueZDeviceServiceTests {
         #expect(events.items.contains { if case .read(hr, .bodySensorLocation, [1], _) = $0 { true } else { false } })
     }
 
+    /// A notification that arrives before the subscription is through (bluetoothd forwards it
+    /// ahead of the StartNotify reply) is data of the new connection: the pipeline gets the
+    /// link's up event first, stamped with that notification's receive time, never a
+    /// notification after a down event or before any up event; and none is dropped. Both the
+    /// first connection and the reconnect after a drop.
+    @Test func notificationAheadOfTheSubscriptionFollowsTheLinkUp() throws {
+        let csc = "C0:DA:E0:00:00:23"
+        let mock = try MockBlueZ(sensors: [.init(address: csc, kind: "csc", hz: 10)])
+        try mock.setFault(csc, "notify_before_reply", 2)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("strapd-svc-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let settings = BlueZDeviceService.Settings(stateDirectory: directory, busAddress: mock.bus.address)
+        let events = ResultList<SensorEvent>()
+        let service = BlueZDeviceService(settings: settings, logger: Logger(level: .warning, sink: .stderr)) { events.append($0) }
+        service.start()
+        defer { service.stop() }
+        try eventually("ready") { service.degraded == nil }
+        let done = ResultBox<DeviceError?>()
+        service.connect(csc) { done.set($0) }
+        try eventually("connected") { done.get() != nil }
+        #expect(done.get()! == nil)
+        func ups() -> Int { events.items.filter { if case .linkUp = $0 { true } else { false } }.count }
+        func notifications() -> [SensorEvent] { events.items.filter { if case .notification = $0 { true } else { false } } }
+        try eventually("streaming") { notifications().count >= 3 }
+        try mock.call("Drop", [.string(csc), .string("org.bluez.Reason.Timeout")])
+        try eventually("up again and streaming") { ups() == 2 && notifications().count >= 10 }
+        try mock.call("SetStreaming", [.boolean(false)])
+        let sent = try mock.sent(csc)
+        try eventually("everything sent delivered") { notifications().count == sent }
+
+        let items = events.items
+        var up = false
+        for (i, event) in items.enumerated() {
+            switch event {
+            case .linkUp(_, _, let time):
+                up = true
+                // Each connection's first notification came before its StartNotify reply, so it
+                // brought the link up, at its own receive time.
+                guard i + 1 < items.count, case .notification(_, .cscMeasurement, _, let first) = items[i + 1] else {
+                    Issue.record("up event #\(i) not followed by the notification that raised it")
+                    continue
+                }
+                #expect(time == first)
+            case .linkDown: up = false
+            case .notification: #expect(up, "notification #\(i) outside an up link: \(items.map(Self.name))")
+            case .read: break
+            }
+        }
+        #expect(items.map(Self.name).filter { $0 != "notification" && $0 != "read" } == ["up", "down", "up"])
+        // Wheel revolutions are the mock's sequence number: each one once, in order.
+        let revolutions = notifications().compactMap { e -> UInt32? in
+            guard case .notification(_, .cscMeasurement, let v, _) = e, v.count >= 5 else { return nil }
+            return UInt32(v[1]) | UInt32(v[2]) << 8 | UInt32(v[3]) << 16 | UInt32(v[4]) << 24
+        }
+        #expect(revolutions == (0..<UInt32(sent)).map { $0 })
+    }
+
+    static func name(_ event: SensorEvent) -> String {
+        switch event {
+        case .linkUp: "up"
+        case .linkDown: "down"
+        case .notification: "notification"
+        case .read: "read"
+        }
+    }
+
     /// `strapctl scan --until` cancels on the first report (a cached sensor: before BlueZ
     /// has answered anything), and the next scan may begin at once. The ended scan sends no
     /// StartDiscovery, the new one starts once its stop is through, and discovery ends

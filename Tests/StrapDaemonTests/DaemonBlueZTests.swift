@@ -281,6 +281,68 @@ struct DaemonBlueZTests {
         #expect(info.bool("known") == true && info.bool("connected") == true)
     }
 
+    /// The first notification of each connection comes ahead of the StartNotify reply
+    /// (bluetoothd forwards what arrives before the CCC write response): the pipeline hears of
+    /// the new connection first, so no speed, cadence or distance is derived across a drop.
+    @Test func noCyclingDeltaAcrossAReconnect() throws {
+        let csc = "C0:DA:E0:00:00:0A"
+        let mock = try MockBlueZ(sensors: [.init(address: csc, kind: "csc", hz: 10)])
+        try mock.setFault(csc, "notify_before_reply", 2)
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe","types":["cyclingSpeed"]}"#).isOK)
+        #expect(h.strapctl("connect", csc).exitCode == 0)
+        _ = try live.read { $0.event == "link" && $0.data.bool("up") == true }
+        try eventually("distance stored") { ((try? h.stored("cyclingDistance")) ?? []).count >= 3 }
+        try mock.call("Drop", [.string(csc), .string("org.bluez.Reason.Timeout")])
+        let downTime = try #require(try live.read { $0.event == "link" && $0.data.bool("up") == false }.match.data.string("time"))
+        let upTime = try #require(try live.read { $0.event == "link" && $0.data.bool("up") == true }.match.data.string("time"))
+        try eventually("distance after the reconnect") {
+            ((try? h.stored("cyclingDistance")) ?? []).filter { ($0.string("start") ?? "") >= upTime }.count >= 3
+        }
+        try mock.call("SetStreaming", [.boolean(false)])
+        let distances = try h.stored("cyclingDistance")
+        #expect(distances.allSatisfy { ($0.string("end") ?? "") <= downTime || ($0.string("start") ?? "") >= upTime },
+                "a distance spans the drop (\(downTime) – \(upTime))")
+        for type in ["cyclingSpeed", "cyclingCadence"] {
+            // Strictly before the up event: the one right after the early notification may share its millisecond.
+            let across = try h.stored(type).filter { ($0.string("start") ?? "") > downTime && ($0.string("start") ?? "") < upTime }
+            #expect(across.isEmpty, "\(type) derived across the drop: \(across)")
+        }
+        // The device was first heard of through its up event, which carries the name.
+        let names = Set(distances.map { sample -> String? in
+            guard case .object(let device)? = sample["device"] else { return nil }
+            return device.string("name")
+        })
+        #expect(names == ["Mock CSC"])
+    }
+
+    /// Battery Level with the notify flag is subscribed: a new level reaches the device and
+    /// the store at once, while BlueZ's Battery1 (the mock leaves it alone) still says 87.
+    @Test func batteryLevelNotificationsReachTheDeviceAndTheStore() throws {
+        let hr = "C0:DA:E0:00:00:09"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr", hz: 5)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        #expect(h.strapctl("connect", hr).exitCode == 0)
+        try eventually("battery read on connect and notifications on") {
+            (try? h.info(hr).int("battery")) == 87 && (try? mock.batteryStartNotifyCalls(hr)) == 1
+        }
+        let live = try h.client()
+        #expect(try live.call(#"{"id":"l","op":"live.subscribe","types":["batteryLevel"]}"#).isOK)
+        try mock.setBattery(hr, 64)
+        let change = try live.read { $0.event == "device" && $0.data.string("change") == "battery" }.match.data
+        #expect(change.int("battery") == 64 && change.string("address") == hr)
+        try eventually("battery sample stored") { ((try? h.stored("batteryLevel")) ?? []).contains { $0.number("value") == 64 } }
+        #expect(try h.stored("batteryLevel").compactMap { $0.number("value") } == [87, 64])
+        #expect(try h.info(hr).int("battery") == 64)
+    }
+
     /// Each value is the previous + 1 (mod 120, the mock's bpm cycle): none lost or repeated.
     static func consecutive(_ seq: [Int]) -> Bool {
         !seq.isEmpty && zip(seq, seq.dropFirst()).allSatisfy { ($0.1 - $0.0 + 120) % 120 == 1 }

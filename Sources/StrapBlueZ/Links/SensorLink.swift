@@ -278,6 +278,23 @@ public final class SensorLink: @unchecked Sendable {
                 }
             }
         }
+        subscribeBatteryLevel(current)
+    }
+
+    /// Battery Level (0x2A19) where it notifies: a new level arrives as a notification at once,
+    /// not only once BlueZ's battery plugin updates Battery1 (or where it has none). Optional:
+    /// the link neither waits for it nor fails with it; without notify the level is read on
+    /// connect as before. Always StartNotify: a level changes every few minutes, and with
+    /// AcquireNotify bluetoothd drops what arrives before the fd is set up.
+    private func subscribeBatteryLevel(_ current: Int) {
+        guard let c = characteristic(GATTCharacteristic.batteryLevel.uuidString), c.flags.contains("notify") else { return }
+        subscribed[c.path] = c.uuid
+        client.startNotify(characteristic: c.path) { [weak self] result in
+            guard let self, self.epoch == current, case .failure(let e) = result else { return }
+            self.subscribed[c.path] = nil
+            BusLog.info("[\(self.address)] battery level notifications unavailable (\(e)); read on connect only",
+                        metadata: BusLog.device(self.address))
+        }
     }
 
     private func dropSubscriptions() {

@@ -25,6 +25,10 @@ public struct RawNotification: Sendable, Equatable {
 /// What the daemon receives from sensor links. Called on the bus queue: implementations
 /// must hand work to their own queue rather than block.
 public protocol SensorSink: AnyObject, Sendable {
+    /// Also while the link is still `subscribing`: handlers are attached before notifications
+    /// are enabled, and a characteristic streams as soon as its own subscription is through
+    /// (with StartNotify even before bluetoothd's reply), so a notification of a new connection
+    /// can come before `linkChanged(.streaming)`.
     func received(_ notification: RawNotification)
     /// A value read on connect (battery 0x2A19, body sensor location 0x2A38, DIS strings).
     func read(device: String, characteristic: String, value: [UInt8])

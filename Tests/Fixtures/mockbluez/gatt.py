@@ -54,6 +54,10 @@ class Sensor:
         self.sent = self.seq
         self.start_notify_calls = 0
         self.acquire_calls = 0
+        self.battery = 87
+        self.battery_notify = spec.get('battery_notify', True)
+        self.battery_notifying = False
+        self.battery_start_notify_calls = 0
 
 
 class GattMixin:
@@ -64,7 +68,7 @@ class GattMixin:
             return False
         stale = sensor.faults.get('stale_cache', False)
         services = [(SERVICE_OF[sensor.kind], self.primary_characteristics(sensor, stale)),
-                    (0x180F, [(0x2A19, ['read', 'notify'], [87])]),
+                    (0x180F, [(0x2A19, ['read', 'notify'] if sensor.battery_notify else ['read'], [sensor.battery])]),
                     (0x180A, [(0x2A29, ['read'], list(b'Strap Mock')), (0x2A24, ['read'], list(sensor.kind.encode())),
                               (0x2A25, ['read'], list(sensor.address.encode())), (0x2A26, ['read'], list(b'1.0'))])]
         handle = 0x0a
@@ -82,7 +86,7 @@ class GattMixin:
                 handle += 2
         dev = self.device(sensor)
         if BATTERY not in dev.props:
-            dev.AddProperties(BATTERY, {'Percentage': dbus.Byte(87, variant_level=1)})
+            dev.AddProperties(BATTERY, {'Percentage': dbus.Byte(sensor.battery, variant_level=1)})
             self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}',
                                  [dbus.ObjectPath(sensor.path), {BATTERY: dev.props[BATTERY]}])
         return False
@@ -113,6 +117,8 @@ class GattMixin:
                         ('StopNotify', '', '', lambda c: self.stop_notify(sensor, c)),
                         ('AcquireNotify', 'a{sv}', 'hq', lambda c, o: self.acquire_notify(sensor, c))]
             props['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
+        elif uuid == 0x2A19 and 'notify' in flags:
+            methods += [('StartNotify', '', '', lambda c: self.start_battery_notify(sensor, c))]
         self.main.AddObject(path, CHRC, props, methods)
         sensor.gatt_paths.append(path)
         self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), {CHRC: props}])
@@ -126,6 +132,7 @@ class GattMixin:
             self.main.RemoveObject(path)
             self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), [iface]])
         sensor.gatt_paths = []
+        sensor.battery_notifying = False
 
     # ---- notifications ---------------------------------------------------------------
 
@@ -136,8 +143,30 @@ class GattMixin:
         if not sensor.notifying:
             sensor.notifying = True
             chrc.UpdateProperties(CHRC, {'Notifying': dbus.Boolean(True, variant_level=1)})
+        if sensor.faults.get('notify_before_reply', 0) > 0:
+            # bluetoothd forwards a notification that arrives before the CCC write response
+            # (a bonded sensor notifies as soon as the link is up): the Value change goes out
+            # before this reply.
+            sensor.faults['notify_before_reply'] -= 1
+            self.notify(sensor)
         # A sensor notifies as soon as its CCC is written: right after this reply.
         GLib.idle_add(lambda: self.notify(sensor) and False)
+
+    def start_battery_notify(self, sensor, chrc):
+        sensor.battery_start_notify_calls += 1
+        sensor.battery_notifying = True
+        chrc.UpdateProperties(CHRC, {'Notifying': dbus.Boolean(True, variant_level=1)})
+
+    def set_battery(self, sensor, level):
+        """The level changes on the sensor: notified to a subscriber and kept for reads. Battery1
+        is left alone, as if BlueZ's battery plugin had not caught up yet."""
+        sensor.battery = level
+        chrc = self.characteristic_object(sensor, 0x2A19)
+        if chrc is None:
+            return
+        chrc.props[CHRC]['Value'] = dbus.Array([level], signature='y', variant_level=1)
+        if sensor.connected and sensor.battery_notifying:
+            chrc.UpdateProperties(CHRC, {'Value': dbus.Array([level], signature='y', variant_level=1)})
 
     def stop_notify(self, sensor, chrc):
         sensor.notifying = False
@@ -167,10 +196,12 @@ class GattMixin:
             sensor.sock = None
 
     def measurement_object(self, sensor):
+        return self.characteristic_object(sensor, MEASUREMENT[sensor.kind])
+
+    def characteristic_object(self, sensor, short):
         for path in sensor.gatt_paths:
             obj = mockobject.objects.get(path)
-            if obj is not None and CHRC in obj.props and \
-                    str(obj.props[CHRC]['UUID']) == uuid16(MEASUREMENT[sensor.kind]):
+            if obj is not None and CHRC in obj.props and str(obj.props[CHRC]['UUID']) == uuid16(short):
                 return obj
         return None
 

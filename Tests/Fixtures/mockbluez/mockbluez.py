@@ -290,6 +290,10 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         if chrc is not None:
             chrc.props[CHRC]['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
 
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='sy', out_signature='')
+    def SetBattery(self, address, level):
+        self.set_battery(self.sensors[str(address)], int(level))
+
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='b', out_signature='')
     def SetStreaming(self, on):
         self.streaming = bool(on)
@@ -346,6 +350,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             'sent': {s.address: s.sent for s in self.sensors.values()},
             'start_notify': {s.address: s.start_notify_calls for s in self.sensors.values()},
             'acquire_notify': {s.address: s.acquire_calls for s in self.sensors.values()},
+            'battery_start_notify': {s.address: s.battery_start_notify_calls for s in self.sensors.values()},
             'connected': {s.address: s.connected for s in self.sensors.values()},
             'filter': self.discovery_filter,
             'applications': self.applications,
