@@ -64,7 +64,7 @@ enum DaemonCommands {
     static func action(_ command: String, _ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let address = try Arguments(args, options: [], flags: []).single("device address")
         let op = command == "reset-energy" ? "devices.resetEnergy" : "devices.\(command)"
-        _ = try ctx.call(op, ["address": .string(address)])
+        _ = try ctx.callWaiting(op, ["address": .string(address)], what: "\(command) \(address)")
         if !ctx.json {
             let done = ["pair": "paired", "connect": "connected", "disconnect": "disconnected", "forget": "forgot",
                         "reset-energy": "energy expended reset on"][command] ?? command

@@ -144,6 +144,31 @@ struct CommandContext {
         return try Self.result(of: reply)
     }
 
+    /// Like `call`, for requests that may take long (pairing, connecting): says on stderr
+    /// what it is still waiting for every `every` seconds, and gives up after `limit` with a
+    /// message naming the request, so a user never faces a silent wait.
+    func callWaiting(_ op: String, _ params: JSONObject, what: String, every: Double = 5, limit: Double = 90) throws -> JSONObject {
+        let client = try connect(timeout: every)
+        var request: JSONObject = ["id": .int(1), "op": .string(op)]
+        for (k, v) in params.entries { request[k] = v }
+        try client.send(request)
+        var waited = 0.0
+        while true {
+            do {
+                guard let message = try client.readMessage() else { throw ClientError.closed }
+                guard message["id"] == .int(1) || message["id"] == .null, message["ok"] != nil else { continue }
+                if json, message["ok"] == .bool(true) { sink.print(JSONWriter.string(.object(message))) }
+                return try Self.result(of: message)
+            } catch ClientError.timedOut {
+                waited += every
+                if waited >= limit {
+                    throw ClientError.io("no answer from strapd to \(op) after \(Int(limit)) s (\(what)); strapd's log names any BlueZ call still unanswered")
+                }
+                sink.error("strapctl: still waiting for strapd to \(what) (\(Int(waited)) s)")
+            }
+        }
+    }
+
     static func result(of reply: JSONObject) throws -> JSONObject {
         if reply["ok"] == .bool(true) {
             if case .object(let r)? = reply["result"] { return r }

@@ -1,11 +1,13 @@
 import Foundation
 import MockBlueZSupport
 import StrapControl
+import StrapBlueZ
 import StrapDBus
 import StrapWire
 import StrapIngest
 import StrapSystem
 import Glibc
+import Synchronization
 import Testing
 @testable import StrapDaemon
 
@@ -220,6 +222,32 @@ struct DaemonBlueZTests {
         #expect(pair.stderr.contains("org.bluez.Error.AuthenticationFailed") && pair.stderr.contains("pair_agent = yes"), "\(pair.stderr)")
         let missing = h.strapctl("pair", "C0:DA:E0:00:00:FF")
         #expect(missing.exitCode == ExitCode.daemonError && missing.stderr.contains("notFound"), "\(missing.stderr)")
+    }
+
+    /// Issue 14 item 5: a bluetoothd that stops answering `Pair` is named in strapd's log
+    /// (which call, on which object) within seconds, and strapctl says what it waits for.
+    @Test func aPairBlueZLeavesUnansweredIsNamedInTheLogAndByStrapctl() throws {
+        let hr = "C0:DA:E0:00:00:07"
+        let mock = try MockBlueZ(sensors: [.init(address: hr, kind: "hr")])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address)
+        try eventually("bluetooth ready") {
+            (try? h.client().call(#"{"id":1,"op":"status"}"#).result["degraded"]) == .null
+        }
+        let lines = Mutex<[String]>([])
+        let chained = Mutex<BusLog.Handler?>(nil)
+        let (previous, minimum) = BusLog.install(minimum: .info) { level, text, metadata in
+            if text.contains("dev_C0_DA_E0_00_00_07") { lines.withLock { $0.append(text) } }
+            chained.withLock { $0 }?(level, text, metadata)
+        }
+        chained.withLock { $0 = previous }
+        defer { BusLog.install(minimum: minimum, previous) }
+        try mock.setFault(hr, "stall_pair", 7)
+        let pair = h.strapctl("pair", hr)
+        #expect(pair.exitCode == 0, "\(pair.stderr)")
+        #expect(pair.stderr.contains("still waiting for strapd to pair \(hr)"), "\(pair.stderr)")
+        let logged = lines.withLock { $0 }
+        #expect(logged.contains { $0.contains("Device1.Pair on /org/bluez/hci0/dev_C0_DA_E0_00_00_07 unanswered for") }, "\(logged)")
+        #expect(logged.contains { $0.contains("Device1.Pair on /org/bluez/hci0/dev_C0_DA_E0_00_00_07 answered after") }, "\(logged)")
     }
 
     /// The system bus itself going away is a degraded state with the reason, not a crash;

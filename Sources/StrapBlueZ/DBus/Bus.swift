@@ -15,6 +15,8 @@ public final class Bus: @unchecked Sendable {
     private var timer: DispatchSourceTimer?
     private var disconnectHandlers: [@Sendable () -> Void] = []
     public private(set) var isOpen = false
+    /// Logs calls that stay unanswered (SlowCallWatch.threshold) and their late answers.
+    let slowCalls: SlowCallWatch
 
     /// Opens the system bus; `DBUS_SYSTEM_BUS_ADDRESS` redirects it (tests use a private bus).
     public static func system(queue: DispatchQueue) throws(BusError) -> Bus {
@@ -42,6 +44,7 @@ public final class Bus: @unchecked Sendable {
     private init(raw: OpaquePointer, queue: DispatchQueue) {
         self.raw = raw
         self.queue = queue
+        slowCalls = SlowCallWatch(queue: queue)
         isOpen = true
         attach()
     }
@@ -120,6 +123,8 @@ public final class Bus: @unchecked Sendable {
         readSource = nil
         writeSource = nil
         timer = nil
+        // Calls still out get no answer from a closed connection (their owners hear of the loss).
+        slowCalls.forgetAll()
     }
 
     func pump() {
@@ -187,10 +192,13 @@ public final class Bus: @unchecked Sendable {
             queue.async { reply(.failure(error)) }
             return
         }
-        let box = Unmanaged.passRetained(CallbackBox.reply(reply)).toOpaque()
+        let watch = slowCalls
+        let token = watch.sent("\(interface.split(separator: ".").last ?? "").\(member) on \(path.rawValue)")
+        let box = Unmanaged.passRetained(CallbackBox.reply { result in watch.answered(token); reply(result) }).toOpaque()
         var slot: OpaquePointer?
         r = sd_bus_call_async(raw, &slot, m, busReplyTrampoline, box, timeoutMicroseconds)
         guard r >= 0, let slot else {
+            watch.answered(token)
             Unmanaged<CallbackBox>.fromOpaque(box).release()
             let e = BusError.errno("call \(interface).\(member)", -r)
             queue.async { reply(.failure(e)) }

@@ -21,6 +21,7 @@ Usage: mockbluez.py --config FILE [--state FILE]; prints "ready" once on the bus
 import argparse
 import json
 import os
+import time
 
 import dbus
 import dbus.mainloop.glib
@@ -237,6 +238,10 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     def pair(self, sensor):
         dev = self.device(sensor)
+        stall = sensor.faults.pop('stall_pair', 0)
+        if stall:
+            # A bluetoothd that stops answering: the whole bus service blocks, as in the lab.
+            time.sleep(stall)
         if sensor.faults.get('refuse_pairing'):
             self.pair_results.append((sensor.address, 'refused-by-device'))
             raise dbus.exceptions.DBusException('Authentication Failed', name='org.bluez.Error.AuthenticationFailed')
