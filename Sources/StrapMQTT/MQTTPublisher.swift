@@ -354,13 +354,19 @@ public final class MQTTPublisher: @unchecked Sendable {
         while window.hasRoom {
             guard let item = backlog.take() else {
                 window.skipped(upTo: backlog.end)
-                guard store.latestAnchor > window.published else { return }
+                guard store.latestAnchor != window.published else { return }
                 do throws(StrapError) {
                     backlog.load(try store.anchored(types: readTypes, anchor: window.published, limit: DeliveryBacklog.pageSize))
                 } catch {
                     if case .anchorExpired(let oldest) = error {
                         log(.warning, "mqtt: items \(window.published + 1)…\(oldest) expired from the store before they were delivered")
                         window.jump(to: oldest)
+                        backlog.clear()
+                        continue
+                    }
+                    if case .anchorAhead(let latest) = error {
+                        log(.error, "mqtt: the cursor (\(window.published)) is ahead of the store, which ends at \(latest): items published before were lost from the store (an unclean stop with sync = none); continuing from \(latest), whose next anchors name new items")
+                        window.rewind(to: latest)
                         backlog.clear()
                         continue
                     }

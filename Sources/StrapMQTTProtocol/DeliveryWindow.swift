@@ -75,6 +75,15 @@ public struct DeliveryWindow: Sendable {
         published = cursor
     }
 
+    /// The store ends before `anchor`: what the cursor had passed is gone from it (an unclean
+    /// stop with `sync = none`), and the anchors after `anchor` will name new items. Continue
+    /// there, or those would be skipped.
+    public mutating func rewind(to anchor: UInt64) {
+        reset()
+        cursor = min(cursor, anchor)
+        published = cursor
+    }
+
     private mutating func advance() {
         while head < entries.count, entries[head].acknowledged {
             cursor = entries[head].upTo

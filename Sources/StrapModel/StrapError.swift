@@ -5,6 +5,11 @@ import FoundationEssentials
 public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The reader's anchor predates retention; `oldestValid` is the oldest anchor to pass.
     case anchorExpired(oldestValid: UInt64)
+    /// The reader's anchor is beyond the store's last item: records it was given are gone (an
+    /// unclean stop with `sync = none` lost the unflushed tail, or the store was replaced by
+    /// an older copy) and their anchors will be handed out again to other items. `latest` is
+    /// where the store ends; continuing silently would skip what comes next.
+    case anchorAhead(latest: UInt64)
     case invalidOption(String)
     case notFound(String)
     case badRequest(String)
@@ -23,6 +28,7 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
     public var code: String {
         switch self {
         case .anchorExpired: "anchorExpired"
+        case .anchorAhead: "anchorAhead"
         case .invalidOption: "invalidOption"
         case .notFound: "notFound"
         case .badRequest: "badRequest"
@@ -37,6 +43,8 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .anchorExpired(let a): "anchor expired; the oldest valid anchor is \(a)"
+        case .anchorAhead(let latest):
+            "anchor is ahead of the store, which ends at \(latest): items this reader was given were lost (an unclean stop with sync = none, or an older copy of the store) and their anchors will be reused; start again from \(latest) or from 0"
         case .invalidOption(let m), .notFound(let m), .badRequest(let m),
              .unavailable(let m), .internal(let m), .invalidTransition(let m), .noData(let m),
              .busy(let m): m

@@ -71,6 +71,9 @@ extension Store {
         let p = try predicate.map { (q) throws(StrapError) in try resolve(q) }
         let snap = shared.snapshot
         if anchor != 0 && anchor + 1 < snap.oldest { throw .anchorExpired(oldestValid: snap.oldest - 1) }
+        // Readers are only ever given durable items, so an anchor past the durable end names
+        // items the store no longer has.
+        if anchor >= snap.durableNext { throw .anchorAhead(latest: snap.durableNext - 1) }
         if let limit, limit <= 0 { throw .badRequest("limit must be positive") }
         let from = max(anchor + 1, snap.oldest)
         var added: [StoredObject] = []

@@ -9,6 +9,7 @@ public enum ErrorCode: String, Sendable, CaseIterable, Codable {
     case invalidOption
     case invalidTransition
     case anchorExpired
+    case anchorAhead
     case busy
     case unavailable
     case `internal`

@@ -80,6 +80,25 @@ import StrapWire
         #expect(q.isOK && q.result["truncated"] == .bool(true))
     }
 
+    /// Issue 14 item 1: a reader whose anchor is past the store's end (the store lost its
+    /// unflushed tail with sync = none) is told so, never silently parked past anchors the
+    /// store will hand out again.
+    @Test func anAnchorAheadOfTheStoreIsAnError() throws {
+        let h = try RouterHarness()
+        defer { h.close() }
+        try h.store.append(heartRates(10))
+        try h.store.sync()
+        let c = try h.client()
+        #expect(try c.call(#"{"id":1,"op":"samples.anchored","anchor":10}"#).isOK)
+        for (id, follow) in [(2, false), (3, true)] {
+            let r = try c.call(#"{"id":\#(id),"op":"samples.anchored","anchor":15,"follow":\#(follow)}"#)
+            #expect(r.errorCode == "anchorAhead", "\(r)")
+            guard case .object(let e)? = r["error"], case .object(let data)? = e["data"] else { Issue.record("no data"); continue }
+            #expect(data.int("latestAnchor") == 10)
+        }
+        #expect(try c.call(#"{"id":4,"op":"cancel"}"#).errorCode == "notFound", "a failed follow left a stream")
+    }
+
     /// Item 6 and the parameters' rough edges: each refused by name, with the accepted values.
     @Test func malformedParametersAreRefusedByName() throws {
         let h = try RouterHarness()

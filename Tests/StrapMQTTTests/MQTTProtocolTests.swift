@@ -57,6 +57,19 @@ import Testing
         #expect(w.cursor == 500, "never backwards")
     }
 
+    /// The store lost its tail (sync = none): the cursor goes back to where the store ends,
+    /// so the anchors it hands out next are published, not skipped.
+    @Test func aStoreThatLostItsTailRewindsTheCursor() {
+        var w = DeliveryWindow(capacity: 8, cursor: 900)
+        w.published(mid: 1, upTo: 905)
+        w.rewind(to: 850)
+        #expect(w.cursor == 850 && w.published == 850 && w.inFlight == 0)
+        let lostAck = w.acknowledged(mid: 1)
+        #expect(!lostAck, "an acknowledgement of a lost item is ignored")
+        w.rewind(to: 870)
+        #expect(w.cursor == 850, "rewinding never moves forward")
+    }
+
     @Test func longRunsCompactAndKeepTheirPositions() {
         var w = DeliveryWindow(capacity: 3, cursor: 0)
         var anchor: UInt64 = 0

@@ -8,6 +8,8 @@ extension WireError {
         switch error {
         case let .anchorExpired(oldest):
             self.init(.anchorExpired, error.description, data: ["oldestAnchor": .int(Int64(clamping: oldest))])
+        case let .anchorAhead(latest):
+            self.init(.anchorAhead, error.description, data: ["latestAnchor": .int(Int64(clamping: latest))])
         case let .invalidOption(m): self.init(.invalidOption, m)
         case let .notFound(m): self.init(.notFound, m)
         case let .badRequest(m): self.init(.badRequest, m)
