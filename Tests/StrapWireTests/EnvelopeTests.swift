@@ -72,7 +72,7 @@ import Testing
     @Test func everyErrorCodeHasItsSpecName() {
         #expect(ErrorCode.allCases.map(\.rawValue) == [
             "badRequest", "unknownOp", "notAuthorized", "notFound", "noData", "invalidOption",
-            "invalidTransition", "anchorExpired", "busy", "unavailable", "internal",
+            "invalidTransition", "anchorExpired", "anchorAhead", "busy", "unavailable", "internal",
         ])
     }
 }
