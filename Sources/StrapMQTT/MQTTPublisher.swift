@@ -20,7 +20,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     public let settings: MQTTSettings
     let queue = DispatchQueue(label: "strapd.mqtt")
     private let store: Store
-    private let log: @Sendable (LogLevel, String) -> Void
+    let log: @Sendable (LogLevel, String) -> Void
     private let random: @Sendable () -> Double
 
     // Confined to `queue`.
@@ -29,16 +29,16 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var generation = 0
     private var connected = false
     private var stopping = false
-    private var window: DeliveryWindow
+    var window: DeliveryWindow
     private var backoff: ReconnectBackoff
     private var persisted: UInt64
     private var retained: [String: [UInt8]] = [:]
     private var retainedOrder: [String] = []
-    private var topicCache: [TopicKey: String] = [:]
+    var topicCache: [TopicKey: String] = [:]
     private var caughtUpAt: Double
     private var timer: DispatchSourceTimer?
     private var observation: CommitObservation?
-    private var payload: [UInt8] = []
+    var payload: [UInt8] = []
     private var unsentRetained: Set<String> = []
     private var backlog = DeliveryBacklog()
     private var connectedAt: Double?
@@ -55,7 +55,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     private let libraryLog = Mutex<String?>(nil)
     private let refusal = Atomic<Int32>(0)
 
-    private struct TopicKey: Hashable {
+    struct TopicKey: Hashable {
         var address: String
         var type: QuantityType
     }
@@ -246,7 +246,7 @@ public final class MQTTPublisher: @unchecked Sendable {
         burst()
     }
 
-    private func failed(_ reported: MQTTError) {
+    func failed(_ reported: MQTTError) {
         var error = reported
         let refused = refusal.exchange(0, ordering: .relaxed)
         if refused != 0, case .lost = error { error = .refused(refused) }
@@ -396,59 +396,6 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var readTypes: Set<ObjectType>? {
         guard let types = settings.types else { return nil }
         return Set(types.map { ObjectType.quantity($0) } + [.workout])
-    }
-
-    private func send(_ client: MosquittoClient, object: StoredObject) -> Bool {
-        let topic: String
-        switch object {
-        case .sample(let s):
-            let key = TopicKey(address: s.device.address, type: s.type)
-            if let t = topicCache[key] { topic = t } else {
-                topic = settings.topics.sample(address: s.device.address, type: s.type)
-                if topicCache.count > 4096 { topicCache.removeAll() }
-                topicCache[key] = topic
-            }
-        case .workout:
-            topic = settings.topics.savedWorkouts
-        }
-        payload.removeAll(keepingCapacity: true)
-        SampleJSON.append(object, into: &payload)
-        return deliver(client, topic: topic, upTo: object.anchor)
-    }
-
-    private func send(_ client: MosquittoClient, tombstones: ArraySlice<DeletedObject>) -> Bool {
-        payload.removeAll(keepingCapacity: true)
-        payload.append(contentsOf: #"{"deleted":["#.utf8)
-        for (i, t) in tombstones.enumerated() {
-            if i > 0 { payload.append(UInt8(ascii: ",")) }
-            SampleJSON.append(t, into: &payload)
-        }
-        payload.append(contentsOf: "]}".utf8)
-        return deliver(client, topic: settings.topics.deleted, upTo: tombstones.last!.anchor)
-    }
-
-    private func deliver(_ client: MosquittoClient, topic: String, upTo anchor: UInt64) -> Bool {
-        let result = payload.withUnsafeBytes { client.publish(topic: topic, payload: $0, qos: settings.qos, retain: false) }
-        switch result {
-        case .success(let mid):
-            if settings.qos == 0 { window.skipped(upTo: anchor) } else { window.published(mid: mid, upTo: anchor) }
-            return true
-        case .failure(let e):
-            // Not connected any more: the disconnect callback follows and restarts from the cursor.
-            if case .library(_, let rc) = e, rc == MOSQ_ERR_NO_CONN.rawValue || rc == MOSQ_ERR_CONN_LOST.rawValue { return false }
-            failed(e)
-            return false
-        }
-    }
-
-    private func publishRaw(_ client: MosquittoClient, topic: String, bytes: [UInt8], qos: Int, retain: Bool) -> Bool {
-        if case .failure(let e) = bytes.withUnsafeBytes({ client.publish(topic: topic, payload: $0, qos: qos, retain: retain) }) {
-            // Not connected any more: every retained topic is published again on reconnect.
-            if case .library(_, let rc) = e, rc == MOSQ_ERR_NO_CONN.rawValue || rc == MOSQ_ERR_CONN_LOST.rawValue { return false }
-            log(.warning, "mqtt: publishing \(topic): \(e)")
-            return false
-        }
-        return true
     }
 
     // MARK: cursor and status
