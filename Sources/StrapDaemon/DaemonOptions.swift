@@ -11,6 +11,9 @@ public struct DaemonOptions: Sendable, Equatable {
     public var record: String?
     public var replay: String?
     public var replaySpeed = 1.0
+    /// `--simulate-speed X`: the simulator runs X times faster than real time (soak runs,
+    /// benchmarks); the samples' times follow the simulated clock.
+    public var simulateSpeed = 1.0
     public var overrides: [ConfigOverride] = []
     public var showVersion = false
     public var showHelp = false
@@ -35,7 +38,7 @@ public struct DaemonOptions: Sendable, Equatable {
 
     public static let usage = """
         usage: strapd [--config FILE] [--state-dir DIR] [--socket PATH] [--log-level LEVEL]
-                      [--simulate[=N]] [--record FILE] [--replay FILE [--replay-speed X]]
+                      [--simulate[=N] [--simulate-speed X]] [--record FILE] [--replay FILE [--replay-speed X]]
                       [--set section.key=value]... [--version] [--help]
         """
 
@@ -66,6 +69,10 @@ public struct DaemonOptions: Sendable, Equatable {
                 } else {
                     o.simulate = 0
                 }
+            case "--simulate-speed":
+                let v = try value(flag, inline)
+                guard let x = Double(v), x > 0, x <= 1_000_000, x.isFinite else { throw CommandLineError(message: "--simulate-speed takes a number in (0, 1000000]") }
+                o.simulateSpeed = x
             case "--record": o.record = try value(flag, inline)
             case "--replay": o.replay = try value(flag, inline)
             case "--replay-speed":
@@ -82,6 +89,7 @@ public struct DaemonOptions: Sendable, Equatable {
             i += 1
         }
         if o.replay != nil && o.simulate != nil { throw CommandLineError(message: "--replay and --simulate cannot be combined") }
+        if o.simulateSpeed != 1, o.simulate == nil { throw CommandLineError(message: "--simulate-speed goes with --simulate") }
         return o
     }
 }

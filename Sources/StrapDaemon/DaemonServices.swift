@@ -200,7 +200,7 @@ final class SourceService: LifecycleService {
         case let .simulate(n):
             let kinds = configuration.simulate.devices.compactMap { Simulation.Kind(rawValue: $0.rawValue) }
             let simulation = n > 0 ? Simulation(count: n, seed: seed) : Simulation(kinds: kinds, seed: seed)
-            let source = SimulatorSource(simulation: simulation, pipeline: pipeline)
+            let source = SimulatorSource(simulation: simulation, pipeline: pipeline, speed: options.simulateSpeed)
             simulator = source
             return SimulatedDeviceService(identities: source.identities) { [weak source] address, up in source?.setConnected(address, up) }
         case .bluetooth:

@@ -8,6 +8,7 @@ let sections: [any BenchSection.Type] = [
     FairnessBench.self,
     MQTTBench.self,
     PipelineBench.self,
+    SoakBench.self,
     StoreBench.self,
     WorkoutsBench.self,
 ]
