@@ -203,7 +203,7 @@ struct LogCursor {
             let nextFirst = i + 1 < segments.count ? segments[i + 1].firstAnchor : end
             if min(segEnd, nextFirst) <= from { continue }
             if seg.firstAnchor >= end { return false }
-            let detail = seg.detail(report: shared.report)
+            let detail = shared.detail(of: seg)
             guard let map = try? seg.map() else {
                 shared.report("\(Format.segmentName(seg.firstAnchor)): cannot be read; skipped")
                 continue

@@ -112,6 +112,15 @@ final class Segment: Sendable {
     }
 
     func map() throws(SystemCallError) -> MappedFile { try MappedFile(file, length: readableLength) }
+
+    /// A sealed segment whose detail can be read again from its index file.
+    var detailReloadable: Bool { isSealed && indexHeader != nil }
+
+    /// Drops the cached detail of a sealed segment; the next `detail` reads the index again.
+    func evictDetail() {
+        guard detailReloadable else { return }
+        detailCache.withLock { $0 = nil }
+    }
 }
 
 enum SegmentScan {

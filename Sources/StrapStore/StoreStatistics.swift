@@ -45,7 +45,7 @@ extension Store {
 
         for seg in segments(snap, from: lo, to: hi) {
             if useRollups, let sum = seg.sealed, !snap.deleted.intersects(sum.firstAnchor, sum.nextAnchor) {
-                let detail = seg.detail(report: shared.report)
+                let detail = shared.detail(of: seg)
                 for (sid, list) in detail.rollups.enumerated() {
                     guard sid < detail.streams.count, let st = detail.streams[sid], st.type == type,
                           p.matches(type: type, device: st.device), !list.isEmpty else { continue }

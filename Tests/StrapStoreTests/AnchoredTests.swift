@@ -4,6 +4,29 @@ import Testing
 import StrapModel
 
 @Suite struct AnchoredTests {
+    /// Only the most recently used sealed segments keep their detail in memory; the others
+    /// read it again from their index files and answer exactly the same (issue 16, soak).
+    @Test func sealedDetailsAreCachedBoundedAndReloadedTheSame() throws {
+        let dir = TempDir()
+        var config = StoreConfig(directory: dir.path, sync: .none)
+        config.segmentMaxItems = 100
+        let store = try Store.open(config)
+        defer { store.close() }
+        for i in 0..<40 { _ = try store.append(Fixtures.heartRate(count: 100, start: Fixtures.t0 + Millis(i) * 100_000, offset: i)) }
+        try store.seal()
+        let options: StatisticsOptions = [.average, .maximum]
+        let first = try readAll(store)
+        let firstStats = try store.statistics(type: .heartRate, options: options, from: 0, to: Fixtures.t0 + 10_000_000)
+        #expect(store.shared.cachedSealedDetailCount <= StoreShared.cachedSealedDetails)
+        #expect(store.status.segments > StoreShared.cachedSealedDetails + 10)
+        // Everything again, with most details evicted and read back from the index files.
+        let again = try readAll(store)
+        let againStats = try store.statistics(type: .heartRate, options: options, from: 0, to: Fixtures.t0 + 10_000_000)
+        #expect(again.added.map(\.anchor) == first.added.map(\.anchor) && again.added.count == 4000)
+        #expect(againStats.count == firstStats.count && againStats.average == firstStats.average && againStats.maximum == firstStats.maximum)
+        #expect(store.status.damage.isEmpty, "\(store.status.damage)")
+    }
+
     @Test func appendReopenRoundTrip() throws {
         let dir = TempDir()
         var samples = Fixtures.heartRate(count: 5000)
