@@ -214,8 +214,10 @@ final class StoreWriter: @unchecked Sendable {
                 try sys.writeFileAtomically(IndexFile.encode(storeID: storeID, summary: b.summary, detail: detail),
                                             to: segment.indexPath)
                 let ih = IndexFile.readSummary(path: segment.indexPath, syscalls: sys)
+                // Read back from the index when first needed, then cached within the store's bound
+                // (StoreShared.detail(of:)); held from here it would stay in memory for good.
                 let sealed = Segment(header: segment.header, file: segment.file, indexPath: segment.indexPath,
-                                     sealed: b.summary, indexHeader: ih, detail: detail, durableLength: offset)
+                                     sealed: b.summary, indexHeader: ih, detail: ih == nil ? detail : nil, durableLength: offset)
                 let open = Segment(header: header, file: newFile, indexPath: dir + "/" + Format.indexName(nextAnchor),
                                    sealed: nil, indexHeader: nil, detail: nil, durableLength: Format.headerSize)
                 shared.replaceOpenSegment(sealed: sealed, open: open, durableNext: nextAnchor)
