@@ -37,6 +37,9 @@ def required(scenario, args):
         return ['strapd-running', 'bluetoothd-restarted', 'strapd-survived', 'resumed', 'delivery-2a37']
     if scenario == 'daemon-four-sensors':
         return ['strapd-running'] + ['s%d-delivery-2a37' % i for i in range(1, 5)]
+    if scenario == 'peer-bleak':
+        return ['strapd-running'] + ['s%d-%s' % (i, k) for i in range(1, 5) for k in ('scan', 'pair', 'connect')] + [
+            'logger-subscribed', 'strapd-accounted', 'logger-accounted', 'measured']
     if scenario == 'daemon-systemd':
         return ['pid1-systemd', 'units-installed', 'strapd.socket-active', 'socket-activation', 'strapd-notify-ready',
                 'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused']

@@ -1,0 +1,54 @@
+#!/usr/bin/python3
+"""Watch one process for a fixed window: memory and CPU, from /proc, in one JSON object.
+
+  procstat.py PID SECONDS > stat.json
+
+rss_peak_kb: the highest VmRSS seen, sampled every 0.5 s; rss_end_kb: VmRSS at the end;
+hwm_kb: VmHWM at the end (the process's lifetime peak, start-up included); cpu_s: utime +
+stime over the window (/proc/PID/stat, in clock ticks); cpu_s_per_h: cpu_s scaled to an hour
+of the same window (wall, CLOCK_MONOTONIC).
+"""
+import json
+import os
+import sys
+import time
+
+TCK = os.sysconf('SC_CLK_TCK')
+
+
+def status(pid):
+    out = {}
+    with open('/proc/%d/status' % pid) as f:
+        for line in f:
+            k, _, v = line.partition(':')
+            if k in ('VmRSS', 'VmHWM', 'Threads'):
+                out[k] = int(v.split()[0])
+    return out
+
+
+def cpu(pid):
+    with open('/proc/%d/stat' % pid) as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TCK    # utime, stime (fields 14, 15)
+
+
+def main():
+    pid, secs = int(sys.argv[1]), float(sys.argv[2])
+    t0, c0 = time.monotonic(), cpu(pid)
+    peak = 0
+    while True:
+        st = status(pid)
+        peak = max(peak, st['VmRSS'])
+        if time.monotonic() - t0 >= secs:
+            break
+        time.sleep(0.5)
+    c1, t1 = cpu(pid), time.monotonic()
+    st = status(pid)
+    print(json.dumps({'pid': pid, 'window_s': round(t1 - t0, 2), 'cpu_s': round(c1 - c0, 2),
+                      'cpu_s_per_h': round((c1 - c0) / (t1 - t0) * 3600, 1), 'rss_peak_kb': max(peak, st['VmRSS']),
+                      'rss_end_kb': st['VmRSS'], 'hwm_kb': st['VmHWM'], 'threads': st['Threads'],
+                      't0': round(t0, 3), 't1': round(t1, 3)}))
+
+
+if __name__ == '__main__':
+    main()
