@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench fuzz fuzz-ci demo demo-mqtt install clean lab
+.PHONY: help deps build release test torture bench fuzz fuzz-ci demo demo-mqtt install clean lab lab-peer
 
 help:
 	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
@@ -16,6 +16,8 @@ help:
 	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
+	@echo "make lab       the end-to-end lab, every scenario (root; docs/testing.md)"
+	@echo "make lab-peer  strapd beside a bleak + SQLite logger in the lab VM, prints the table (root; PEER_SECS)"
 
 deps:
 	@scripts/deps.sh
@@ -86,6 +88,14 @@ install:
 # End-to-end lab: real bluetoothd in a qemu VM (root; docs/testing.md). Every scenario.
 lab: deps
 	Tests/lab/selftest.sh
+
+# strapd beside a bleak + SQLite logger on the same four sensors, one VM (root; not in `lab`
+# or CI; docs/benchmarks.md). PEER_SECS: measured seconds per side; PEER_OUT: results.
+PEER_SECS ?= 90
+PEER_OUT ?= $${LAB_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/strapd-lab}/out/peer
+lab-peer: deps
+	LAB_SCENARIOS="peer-bleak|peer-bleak $(PEER_SECS) 0.5|$$(( $(PEER_SECS) * 2 + 600 ))" Tests/lab/selftest.sh $(PEER_OUT); \
+	rc=$$?; cat $(PEER_OUT)/peer-bleak/peer-table.md 2>/dev/null || echo "lab-peer: no table (see $(PEER_OUT)/peer-bleak.txt)"; exit $$rc
 
 clean:
 	rm -rf .build Benchmarks/.build fuzz/bin
