@@ -5,7 +5,8 @@
 
 Reads from OUT: capture.jsonl (strapd --record), received-store.jsonl (store_to_received.py),
 live.jsonl (live_latency.py), strapd-stat.json and logger-stat.json (procstat.py),
-logger.sqlite and logger-latency.jsonl (bleak_logger.py). Writes OUT/peer-report.json,
+strapd-idle.json and logger-idle.json (the same, sensors paused), logger.sqlite and
+logger-latency.jsonl (bleak_logger.py). Writes OUT/peer-report.json,
 OUT/peer-table.md (printed too) and appends its checks to OUT/checks.jsonl.
 
 Each turn has its own sensors' process and log (bumble_sensor.py "sent" lines): --sensors
@@ -124,9 +125,11 @@ def main():
     st_s = json.load(open(D('strapd-stat.json'))) if os.path.exists(D('strapd-stat.json')) else {}
     st_l = json.load(open(D('logger-stat.json'))) if os.path.exists(D('logger-stat.json')) else {}
     L_s, L_l, L_all = lat(live_pairs), lat(b_hr_pairs), lat(b_pairs)
+    idle_s = json.load(open(D('strapd-idle.json'))) if os.path.exists(D('strapd-idle.json')) else {}
+    idle_l = json.load(open(D('logger-idle.json'))) if os.path.exists(D('logger-idle.json')) else {}
     rep = {'strapd': {'capture': a_cap, 'store_hr': a_store, 'live_hr': a_live, 'live_dropped': live_dropped,
-                      'latency_hr': L_s, 'proc': st_s},
-           'logger': {'sqlite': b_db, 'committed': b_lat, 'latency_hr': L_l, 'latency_all': L_all, 'proc': st_l}}
+                      'latency_hr': L_s, 'proc': st_s, 'idle': idle_s},
+           'logger': {'sqlite': b_db, 'committed': b_lat, 'latency_hr': L_l, 'latency_all': L_all, 'proc': st_l, 'idle': idle_l}}
 
     def clean(r, need_sent=True):
         return r['missing'] == 0 and r['duplicate'] == 0 and r['unexpected'] == 0 and (r['sent'] > 0 or not need_sent)
@@ -158,10 +161,14 @@ def main():
              mib(rss_s), mib(rss_l), ratio(rss_s, rss_l), verdict(rss_s and rss_l and rss_s <= rss_l / 5)),
          '| RSS at the end (MiB) | %s | %s | %s | |' % (
              mib(st_s.get('rss_end_kb')), mib(st_l.get('rss_end_kb')), ratio(st_s.get('rss_end_kb'), st_l.get('rss_end_kb'))),
+         '| of it RssAnon / mapped files (MiB) | %s / %s | %s / %s | | |' % (
+             mib(st_s.get('anon_kb')), mib(st_s.get('file_kb')), mib(st_l.get('anon_kb')), mib(st_l.get('file_kb'))),
          '| VmHWM, lifetime peak (MiB) | %s | %s | %s | |' % (
              mib(st_s.get('hwm_kb')), mib(st_l.get('hwm_kb')), ratio(st_s.get('hwm_kb'), st_l.get('hwm_kb'))),
          '| CPU (s per hour) | %s | %s | %s | ≤ 0.33: %s |' % (
              cpu_s, cpu_l, ratio(cpu_s, cpu_l), verdict(cpu_s is not None and cpu_l and cpu_s <= cpu_l / 3)),
+         '| CPU, sensors paused, links up (s per hour) | %s | %s | %s | |' % (
+             idle_s.get('cpu_s_per_h'), idle_l.get('cpu_s_per_h'), ratio(idle_s.get('cpu_s_per_h'), idle_l.get('cpu_s_per_h'))),
          '| HR latency p50 (ms) | %s | %s | %s | |' % (ms(L_s['p50_ms']), ms(L_l['p50_ms']), ratio(L_s['p50_ms'], L_l['p50_ms'])),
          '| HR latency p99 (ms) | %s | %s | %s | ≤ 1: %s |' % (
              ms(p99_s), ms(p99_l), ratio(p99_s, p99_l), verdict(p99_s is not None and p99_l and p99_s <= p99_l)),

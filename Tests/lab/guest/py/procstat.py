@@ -4,7 +4,9 @@
   procstat.py PID SECONDS > stat.json
 
 rss_peak_kb: the highest VmRSS seen, sampled every 0.5 s; rss_end_kb: VmRSS at the end;
-hwm_kb: VmHWM at the end (the process's lifetime peak, start-up included); cpu_s: utime +
+hwm_kb: VmHWM at the end (the process's lifetime peak, start-up included); anon_kb, file_kb:
+RssAnon (heap, stacks) and RssFile + RssShmem (mapped binary and libraries: the lab
+guest's root fs is in RAM, so its files' pages count as RssShmem) at the end; cpu_s: utime +
 stime over the window (/proc/PID/stat, in clock ticks); cpu_s_per_h: cpu_s scaled to an hour
 of the same window (wall, CLOCK_MONOTONIC).
 """
@@ -21,7 +23,7 @@ def status(pid):
     with open('/proc/%d/status' % pid) as f:
         for line in f:
             k, _, v = line.partition(':')
-            if k in ('VmRSS', 'VmHWM', 'Threads'):
+            if k in ('VmRSS', 'VmHWM', 'RssAnon', 'RssFile', 'RssShmem', 'Threads'):
                 out[k] = int(v.split()[0])
     return out
 
@@ -46,7 +48,7 @@ def main():
     st = status(pid)
     print(json.dumps({'pid': pid, 'window_s': round(t1 - t0, 2), 'cpu_s': round(c1 - c0, 2),
                       'cpu_s_per_h': round((c1 - c0) / (t1 - t0) * 3600, 1), 'rss_peak_kb': max(peak, st['VmRSS']),
-                      'rss_end_kb': st['VmRSS'], 'hwm_kb': st['VmHWM'], 'threads': st['Threads'],
+                      'rss_end_kb': st['VmRSS'], 'hwm_kb': st['VmHWM'], 'anon_kb': st['RssAnon'], 'file_kb': st['RssFile'] + st['RssShmem'], 'threads': st['Threads'],
                       't0': round(t0, 3), 't1': round(t1, 3)}))
 
 

@@ -17,11 +17,12 @@
 #       3 record (default: strapd --record, every notification of every characteristic
 #         accounted for) | norecord (strapd as installed, no raw capture: heart rate accounted
 #         for through the store and the subscriber, CSC/RSC samples are derived, not 1:1)
+#       4 seconds of the idle window per side (default 20): sensors paused, links up, reader on
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record}
+SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20}
 daemon_require
 python3 -c 'import bleak' 2>/dev/null || skip "bleak is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
 # Discovered devices stay known until paired (strapd's turn scans all four before pairing any).
@@ -75,6 +76,7 @@ done
 step "strapd's turn: measuring ${SECS}s"
 python3 "$PY/procstat.py" "$STRAPD_PID" "$SECS" > "$OUT/strapd-stat.json"
 kill -USR1 "$BUMBLE_PID"; sleep 3            # the sensors pause; strapd flushes its capture every 2 s
+python3 "$PY/procstat.py" "$STRAPD_PID" "$IDLE" > "$OUT/strapd-idle.json"   # the same, nothing to receive
 stop_pid "$LIVE_PID"
 cp /tmp/live.jsonl "$OUT/live.jsonl"
 store_dump "$OUT/anchored.json" || { check store-read FAIL "$(tail -2 "$OUT/anchored.err")"; exit 1; }
@@ -112,6 +114,7 @@ check logger-subscribed OK "4 sensors in $((SECONDS - t)) s"
 step "the logger's turn: measuring ${SECS}s"
 python3 "$PY/procstat.py" "$LOGGER_PID" "$SECS" > "$OUT/logger-stat.json"
 kill -USR1 "$BUMBLE_PID"; sleep 3
+python3 "$PY/procstat.py" "$LOGGER_PID" "$IDLE" > "$OUT/logger-idle.json"
 stop_pid "$LOGGER_PID"
 cp /var/lib/peer/logger.sqlite "$OUT/logger.sqlite"
 cp /tmp/logger-latency.jsonl "$OUT/logger-latency.jsonl"
