@@ -125,11 +125,18 @@ def main():
     st_s = json.load(open(D('strapd-stat.json'))) if os.path.exists(D('strapd-stat.json')) else {}
     st_l = json.load(open(D('logger-stat.json'))) if os.path.exists(D('logger-stat.json')) else {}
     L_s, L_l, L_all = lat(live_pairs), lat(b_hr_pairs), lat(b_pairs)
+    # the sensors' loop sleeps INTERVAL between ticks, so under load they send fewer per second
+    in_win = lambda ev, st: sum(1 for e in ev if st and st['t0'] <= e['t'] <= st['t1'])   # noqa: E731
+    n_s, n_l = in_win(sent_a, st_s), in_win(sent_b, st_l)
+    per_s = st_s['cpu_s'] * 1000 / n_s if n_s else None
+    per_l = st_l['cpu_s'] * 1000 / n_l if n_l else None
     idle_s = json.load(open(D('strapd-idle.json'))) if os.path.exists(D('strapd-idle.json')) else {}
     idle_l = json.load(open(D('logger-idle.json'))) if os.path.exists(D('logger-idle.json')) else {}
     rep = {'strapd': {'capture': a_cap, 'store_hr': a_store, 'live_hr': a_live, 'live_dropped': live_dropped,
-                      'latency_hr': L_s, 'proc': st_s, 'idle': idle_s},
-           'logger': {'sqlite': b_db, 'committed': b_lat, 'latency_hr': L_l, 'latency_all': L_all, 'proc': st_l, 'idle': idle_l}}
+                      'latency_hr': L_s, 'proc': st_s, 'idle': idle_s,
+                      'window_notifications': n_s, 'cpu_ms_per_notification': per_s},
+           'logger': {'sqlite': b_db, 'committed': b_lat, 'latency_hr': L_l, 'latency_all': L_all, 'proc': st_l, 'idle': idle_l,
+                      'window_notifications': n_l, 'cpu_ms_per_notification': per_l}}
 
     def clean(r, need_sent=True):
         return r['missing'] == 0 and r['duplicate'] == 0 and r['unexpected'] == 0 and (r['sent'] > 0 or not need_sent)
@@ -167,6 +174,9 @@ def main():
              mib(st_s.get('hwm_kb')), mib(st_l.get('hwm_kb')), ratio(st_s.get('hwm_kb'), st_l.get('hwm_kb'))),
          '| CPU (s per hour) | %s | %s | %s | ≤ 0.33: %s |' % (
              cpu_s, cpu_l, ratio(cpu_s, cpu_l), verdict(cpu_s is not None and cpu_l and cpu_s <= cpu_l / 3)),
+         '| notifications sent in the window (per s) | %d (%.1f) | %d (%.1f) | | |' % (
+             n_s, n_s / st_s['window_s'] if st_s else 0, n_l, n_l / st_l['window_s'] if st_l else 0),
+         '| CPU per notification in the window (ms) | %s | %s | %s | |' % (ms(per_s), ms(per_l), ratio(per_s, per_l)),
          '| CPU, sensors paused, links up (s per hour) | %s | %s | %s | |' % (
              idle_s.get('cpu_s_per_h'), idle_l.get('cpu_s_per_h'), ratio(idle_s.get('cpu_s_per_h'), idle_l.get('cpu_s_per_h'))),
          '| HR latency p50 (ms) | %s | %s | %s | |' % (ms(L_s['p50_ms']), ms(L_l['p50_ms']), ratio(L_s['p50_ms'], L_l['p50_ms'])),
