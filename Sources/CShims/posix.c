@@ -96,3 +96,11 @@ int cshims_signal_to_fd(int signo, int fd) {
 int cshims_malloc_arena_max(int n) {
     return mallopt(M_ARENA_MAX, n);
 }
+
+int cshims_malloc_fixed_thresholds(int mmap_threshold, int trim_threshold) {
+    return mallopt(M_MMAP_THRESHOLD, mmap_threshold) == 1 && mallopt(M_TRIM_THRESHOLD, trim_threshold) == 1;
+}
+
+int cshims_malloc_trim(void) {
+    return malloc_trim(0);
+}

@@ -4,6 +4,7 @@ import StrapBluetooth
 import StrapConfig
 import StrapIngest
 import StrapModel
+import StrapOS
 import StrapSimulator
 import StrapStore
 import StrapSystem
@@ -33,6 +34,8 @@ public final class Daemon: @unchecked Sendable {
     private let environment: [String: String]
     /// Confined to `queue`.
     private var lastStatus = ""
+    /// Status ticks so far (every 2 s), confined to `queue`.
+    private var ticks = 0
     private var rate = RateMeter()
     private var stopping = false
     private var storeDegraded: String?
@@ -138,6 +141,9 @@ public final class Daemon: @unchecked Sendable {
         guard let context else { return }
         rate.record(samples: context.pipeline.counters.samples, at: ReceiveTime.now().monotonic)
         recorder?.flush()
+        ticks &+= 1
+        // Once a minute: free heap pages back to the kernel (MallocArenas.returnFreedMemory).
+        if ticks % 30 == 0 { MallocArenas.trim() }
         let summary = currentStatus().summary
         if summary != lastStatus {
             lastStatus = summary

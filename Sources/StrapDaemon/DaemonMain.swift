@@ -10,6 +10,7 @@ public enum DaemonMain {
     public static func run(arguments: [String]) -> Never {
         StandardStreams.lineBufferStdout()
         MallocArenas.limit(to: 1, environment: ProcessInfo.processInfo.environment)
+        MallocArenas.returnFreedMemory(environment: ProcessInfo.processInfo.environment)
         let options: DaemonOptions
         do { options = try DaemonOptions.parse(arguments) } catch {
             fail("strapd: \(error)\n\(DaemonOptions.usage)", code: 2)

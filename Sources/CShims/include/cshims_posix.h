@@ -42,3 +42,10 @@ int cshims_signal_to_fd(int signo, int fd);
 /* mallopt(M_ARENA_MAX, n) (malloc.h is not part of Swift's Glibc module): 1 on success,
    0 when glibc refused the value. */
 int cshims_malloc_arena_max(int n);
+
+/* mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD): 1 when both were taken. Fixing
+   them turns off glibc's dynamic raising of the mmap threshold. */
+int cshims_malloc_fixed_thresholds(int mmap_threshold, int trim_threshold);
+
+/* malloc_trim(0): gives free heap pages back to the kernel; 1 when some were. */
+int cshims_malloc_trim(void);

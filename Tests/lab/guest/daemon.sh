@@ -87,14 +87,27 @@ bumble_up() {
 # strapctl. `scan --until` ends the scan as soon as strapd reports the address; the 60 s are
 # only the limit (btvirt's advertising reports can be dropped, pitfall 2 in docs/testing.md).
 daemon_attach() {
-	local addr=$1 prefix=${2:-} t
-	t=$SECONDS
+	local addr=$1 prefix=${2:-}
+	daemon_scan "$addr" "$prefix" || return 1
+	daemon_pair_connect "$addr" "$prefix"
+}
+
+# daemon_scan ADDRESS [PREFIX]: strapctl scan --until ADDRESS (60 s at most). Scenarios with
+# several sensors scan for all of them before connecting any: with links up, the emulated
+# controllers sometimes never started scanning at all (pitfall 10 in docs/testing.md).
+daemon_scan() {
+	local addr=$1 prefix=${2:-} t=$SECONDS
 	if ctl --json scan --until "$addr" --timeout 60 > "$OUT/${prefix}scan.json" 2>&1; then
 		check "${prefix}scan" OK "found $addr in $((SECONDS - t)) s"
 	else
 		check "${prefix}scan" FAIL "strapctl scan --until $addr: $(tail -c 300 "$OUT/${prefix}scan.json")"
 		return 1
 	fi
+}
+
+# daemon_pair_connect ADDRESS [PREFIX]: pair, then connect, each retried once (attach_step).
+daemon_pair_connect() {
+	local addr=$1 prefix=${2:-}
 	attach_step pair "$addr" "$prefix" || return 1
 	attach_step connect "$addr" "$prefix" || return 1
 }
