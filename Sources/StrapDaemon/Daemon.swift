@@ -65,7 +65,7 @@ public final class Daemon: @unchecked Sendable {
     /// started, in reverse, and is thrown.
     public func start() throws(StartupError) {
         dispatchPrecondition(condition: .notOnQueue(queue))
-        let group = ServiceGroup(services(), log: { [logger] in logger.debug($0) })
+        let group = ServiceGroup(try services(), log: { [logger] in logger.debug($0) })
         self.group = group
         try group.start()
     }
@@ -74,7 +74,7 @@ public final class Daemon: @unchecked Sendable {
     /// what SIGTERM relies on: the source stops submitting, the pipeline drains into the
     /// store and fsyncs, the recorder writes its last lines, and only then do streams get
     /// their final event and the socket and store close.
-    private func services() -> [any LifecycleService] {
+    private func services() throws(StartupError) -> [any LifecycleService] {
         let c = configuration
         let store = StoreService(configuration: c, logger: logger)
         let source = SourceService(options: options, configuration: c, logger: logger, seed: UInt64(startedAt))
@@ -83,7 +83,9 @@ public final class Daemon: @unchecked Sendable {
                                        status: { [weak self] in self?.currentStatus() ?? DaemonStatus.empty },
                                        storeDegraded: { [weak self] in self?.storeDegradedChanged($0) })
         let recorder = options.record.map { RecorderService(path: $0, frontEnd: frontEnd) }
-        let mqtt = c.mqtt.enabled ? MQTTService(configuration: c, frontEnd: frontEnd, logger: logger, environment: environment) : nil
+        // Its settings (the password file's mode among them) are checked before anything starts:
+        // a daemon that would refuse them must not serve its socket meanwhile.
+        let mqtt = c.mqtt.enabled ? try MQTTService(configuration: c, frontEnd: frontEnd, logger: logger, environment: environment) : nil
         (storeService, self.source, frontEndService, recorderService, mqttService) = (store, source, frontEnd, recorder, mqtt)
         var statusTimer: DispatchSourceTimer?
         var watchdog: WatchdogPinger?

@@ -23,24 +23,25 @@ final class MQTTService: LifecycleService {
     private let environment: [String: String]
     private(set) var publisher: MQTTPublisher?
     private var feed: MQTTStateFeed?
+    /// Resolved when the daemon is built, before any service starts; nil: nothing to publish.
+    private let settings: MQTTSettings?
 
-    init(configuration: Configuration, frontEnd: FrontEndService, logger: Logger, environment: [String: String]) {
+    init(configuration: Configuration, frontEnd: FrontEndService, logger: Logger, environment: [String: String]) throws(StartupError) {
         self.configuration = configuration
         self.frontEnd = frontEnd
         self.logger = logger
         self.environment = environment
+        do throws(MQTTError) {
+            settings = try MQTTSettings.resolve(configuration.mqtt, stateDirectory: configuration.daemon.stateDirectory,
+                                                hostname: Self.hostname(), environment: environment)
+        } catch {
+            throw .configuration(error.description)
+        }
     }
 
     func start() throws(StartupError) {
         guard let frontEnd = frontEnd.frontEnd else { throw .source("mqtt: no front end") }
-        let settings: MQTTSettings
-        do throws(MQTTError) {
-            guard let s = try MQTTSettings.resolve(configuration.mqtt, stateDirectory: configuration.daemon.stateDirectory,
-                                                   hostname: Self.hostname(), environment: environment) else { return }
-            settings = s
-        } catch {
-            throw .configuration(error.description)
-        }
+        guard let settings else { return }
         let log = logger
         let publisher = MQTTPublisher(store: frontEnd.store, settings: settings) { level, text in
             switch level {
