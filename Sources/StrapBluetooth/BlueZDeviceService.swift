@@ -41,14 +41,17 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     public func start() {
         queue.sync {
             registry.loadKnownDevices()
-            rssi.start(targets: { [unowned self] in registry.rssiTargets(connection) },
-                       publish: { [unowned self] address, reading in publishLinkQuality?(address, reading) })
+            // Weak: a timer or a bus callback may still fire once the service is gone (a
+            // daemon stopped in-process); it then has nothing to do.
+            rssi.start(targets: { [weak self] in self.map { $0.registry.rssiTargets($0.connection) } ?? [] },
+                       publish: { [weak self] address, reading in self?.publishLinkQuality?(address, reading) })
             connection.start(.init(
-                connected: { [unowned self] manager in
+                connected: { [weak self] manager in
+                    guard let self else { return }
                     if registry.settings.bluetooth.autoConnect { registry.connectKnownDevices(manager) }
                 },
-                lost: { [unowned self] in registry.busLost() },
-                bluez: { [unowned self] event, client in registry.observe(event, client) }))
+                lost: { [weak self] in self?.registry.busLost() },
+                bluez: { [weak self] event, client in self?.registry.observe(event, client) }))
         }
     }
 

@@ -134,7 +134,8 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         let budget: Int
     }
 
-    private unowned let router: RequestRouter
+    /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
+    private weak var router: RequestRouter?
     private let session: ClientSession
     private let id: RequestID
     /// Confined to the server queue.
@@ -160,7 +161,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         if cancelRequested || session.connection.isClosed {
             state = .ended
             if cancelRequested { writeFinal("cancelled", [:]) }
-            router.streamEnded(id: id, in: session, stream: self)
+            router?.streamEnded(id: id, in: session, stream: self)
             return
         }
         state = .running
@@ -172,13 +173,13 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     /// The first page failed (its error is the reply): nothing to follow.
     func failedToStart() {
         state = .ended
-        router.streamEnded(id: id, in: session, stream: self)
+        router?.streamEnded(id: id, in: session, stream: self)
     }
 
     /// Continues from `anchor` on the worker queue (on the server queue).
     private func schedule() {
         let from = anchor
-        router.worker.async { [self] in step(from: from)?.send() }
+        router?.worker.async { [self] in step(from: from)?.send() }
     }
 
     /// The follow engine saw a commit pass `anchor`: the step runs right here, on the
@@ -198,7 +199,7 @@ final class FollowStream: RouterStream, @unchecked Sendable {
     /// costs no hop at all.
     private func step(from start: UInt64) -> ServerHop? {
         guard let query = startedQuery else { return nil }
-        let engine = router.follow
+        guard let engine = router?.follow else { return nil }
         var from = start
         var quietPages = 0
         while true {
@@ -290,13 +291,13 @@ final class FollowStream: RouterStream, @unchecked Sendable {
         state = .ended
         deactivate()
         writeFinal(kind, data)
-        router.streamEnded(id: id, in: session, stream: self)
+        router?.streamEnded(id: id, in: session, stream: self)
     }
 
     /// No step goes on after this; a parked follower is woken no more.
     private func deactivate() {
         active.store(false, ordering: .releasing)
-        router.follow.unpark(self)
+        router?.follow.unpark(self)
     }
 
     private func writeFinal(_ kind: String, _ data: JSONObject) {

@@ -88,7 +88,8 @@ extension RequestRouter {
 
 /// A running `devices.scan`. Confined to the server queue.
 final class ScanStream: RouterStream, @unchecked Sendable {
-    private unowned let router: RequestRouter
+    /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
+    private weak var router: RequestRouter?
     private let session: ClientSession
     private let id: RequestID
     private var handle: ScanHandle?
@@ -121,7 +122,7 @@ final class ScanStream: RouterStream, @unchecked Sendable {
         } else {
             session.connection.write(Reply.event(id: id, kind: "finished", data: ["count": .int(Int64(count))]))
         }
-        router.streamEnded(id: id, in: session, stream: self)
+        router?.streamEnded(id: id, in: session, stream: self)
     }
 
     func cancel(notify: Bool) {

@@ -135,7 +135,8 @@ final class LiveFanout: @unchecked Sendable {
 /// One `live.subscribe`. Events for a connection above its high-water mark are dropped and
 /// counted; once it drains, a `dropped` event says how many it missed.
 final class LiveStream: RouterStream, @unchecked Sendable {
-    private unowned let fanout: LiveFanout
+    /// Weak: the stream may outlive the router that owns the fan-out.
+    private weak var fanout: LiveFanout?
     let session: ClientSession
     let id: RequestID
     private let types: Set<QuantityType>?
@@ -208,7 +209,7 @@ final class LiveStream: RouterStream, @unchecked Sendable {
     func cancel(notify: Bool) {
         guard !ended else { return }
         ended = true
-        fanout.remove(self)
+        fanout?.remove(self)
         if notify { session.connection.write(Reply.event(id: id, kind: "cancelled", data: ["dropped": .int(Int64(dropped))])) }
     }
 

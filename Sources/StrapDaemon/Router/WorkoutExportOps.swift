@@ -105,7 +105,8 @@ extension RequestRouter {
 /// connection's queue; above the connection's high-water mark production waits for the
 /// output to drain, so memory stays bounded by one chunk plus the client's buffer.
 final class ExportEventStream: RouterStream, @unchecked Sendable {
-    private unowned let router: RequestRouter
+    /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
+    private weak var router: RequestRouter?
     let session: ClientSession
     let id: RequestID
     /// Serial: the export stream is not Sendable and is only touched here.
@@ -171,7 +172,7 @@ final class ExportEventStream: RouterStream, @unchecked Sendable {
     private func finish(_ kind: String, _ data: JSONObject) {
         session.connection.write(Reply.event(id: id, kind: kind, data: data))
         end()
-        router.streamEnded(id: id, in: session, stream: self)
+        router?.streamEnded(id: id, in: session, stream: self)
     }
 
     func end() {

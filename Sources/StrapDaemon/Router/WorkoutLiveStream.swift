@@ -41,7 +41,8 @@ extension RequestRouter {
 /// follower above its connection's high-water mark misses events and is told how many
 /// (`dropped`); `workout.get` gives the whole picture again.
 final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
-    private unowned let router: RequestRouter
+    /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
+    private weak var router: RequestRouter?
     let session: ClientSession
     let id: RequestID
     let workout: UUID
@@ -89,7 +90,7 @@ final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
         if case .finished = event {
             session.connection.write(Reply.event(id: id, kind: kind, dataJSON: data))
             end()
-            router.streamEnded(id: id, in: session, stream: self)
+            router?.streamEnded(id: id, in: session, stream: self)
             return
         }
         // State changes and saves are rare: never dropped; statistics are dropped when behind.
