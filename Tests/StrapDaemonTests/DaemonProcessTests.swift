@@ -67,6 +67,20 @@ final class DaemonProcess {
     }
 }
 
+/// Runs `executable` to its end; its exit status and what it wrote to stderr.
+func runToExit(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: executable)
+    p.arguments = arguments
+    let stderr = Pipe()
+    p.standardError = stderr
+    p.standardOutput = FileHandle.nullDevice
+    try p.run()
+    let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    p.waitUntilExit()
+    return (p.terminationStatus, text)
+}
+
 /// Reads `samples.anchored` pages from `anchor` until the page is empty; returns (uuid, anchor) pairs and the next anchor.
 func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) throws -> (items: [(String, Int64)], anchor: Int64) {
     var items: [(String, Int64)] = []
@@ -133,17 +147,10 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         try daemon.start(["--simulate=3"])
         let holder = try #require(daemon.process).processIdentifier
         usleep(500_000)
-        let second = Process()
-        second.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
-        second.arguments = ["--state-dir", daemon.directory + "/state", "--socket", daemon.directory + "/second.sock",
-                            "--set", "daemon.socket_group=", "--simulate=3"]
-        let stderr = Pipe()
-        second.standardError = stderr
-        second.standardOutput = FileHandle.nullDevice
-        try second.run()
-        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        second.waitUntilExit()
-        #expect(second.terminationStatus == 1)
+        let (status, message) = try runToExit(DaemonProcess.binary, ["--state-dir", daemon.directory + "/state",
+                                                                     "--socket", daemon.directory + "/second.sock",
+                                                                     "--set", "daemon.socket_group=", "--simulate=3"])
+        #expect(status == 1)
         #expect(message.contains("is in use by another strapd (pid \(holder))"), "\(message)")
         #expect(!FileManager.default.fileExists(atPath: daemon.directory + "/second.sock"))
         // The holder went on writing; all it served survives its stop and a restart, whole.
@@ -209,26 +216,19 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         let daemon = try DaemonProcess()
         let locked = daemon.directory + "/locked"
         try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: true)
-        let p = Process()
+        var executable = DaemonProcess.binary
         var arguments = ["--state-dir", locked + "/state", "--socket", daemon.directory + "/x.sock", "--set", "daemon.socket_group=", "--simulate=1"]
         if geteuid() == 0 {
             // Root may write anywhere: run it as nobody, as a service user would be.
             chmod(daemon.directory, 0o755)
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            executable = "/usr/bin/setpriv"
             arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonProcess.binary] + arguments
         } else {
             chmod(locked, 0o555)
-            p.executableURL = URL(fileURLWithPath: DaemonProcess.binary)
         }
         defer { chmod(locked, 0o755) }
-        p.arguments = arguments
-        let stderr = Pipe()
-        p.standardError = stderr
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let message = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 1)
+        let (status, message) = try runToExit(executable, arguments)
+        #expect(status == 1)
         #expect(message.contains(locked + "/state"), "\(message)")
         #expect(message.contains("Permission denied"), "\(message)")
         #expect(message.contains("strapd runs as user") && message.contains("install -d"), "\(message)")

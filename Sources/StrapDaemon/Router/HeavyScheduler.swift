@@ -27,9 +27,6 @@ final class HeavyScheduler: @unchecked Sendable {
         self.limit = max(1, limit)
     }
 
-    /// Requests waiting behind their connection's running one, or for a free slot.
-    var waiting: Int { ready.reduce(0) { $0 + $1.heavyWaiting.count } }
-
     func submit(_ work: @escaping Work, for session: ClientSession) {
         dispatchPrecondition(condition: .onQueue(serverQueue))
         session.heavyWaiting.append(work)

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import StrapBluetooth
 import StrapModel
 import StrapWire
 
@@ -108,14 +109,12 @@ struct Params {
         return out
     }
 
+    /// strapd's one spelling of an address (KnownDevices.normalise, as strapd.conf uses).
     static func address(_ s: String, _ key: String) throws(WireError) -> String {
-        let u = s.uppercased()
-        let bytes = Array(u.utf8)
-        let ok = bytes.count == 17 && bytes.enumerated().allSatisfy { i, b in
-            i % 3 == 2 ? b == UInt8(ascii: ":") : (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46)
+        guard let address = KnownDevices.normalise(s) else {
+            throw .bad("\"\(key)\" must be a Bluetooth address like AA:BB:CC:DD:EE:FF, not \"\(WireError.echo(s, limit: 32))\"")
         }
-        guard ok else { throw .bad("\"\(key)\" must be a Bluetooth address like AA:BB:CC:DD:EE:FF, not \"\(WireError.echo(s, limit: 32))\"") }
-        return u
+        return address
     }
 
     func quantityTypes(_ key: String) throws(WireError) -> Set<QuantityType>? {
