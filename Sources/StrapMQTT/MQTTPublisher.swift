@@ -202,8 +202,12 @@ public final class MQTTPublisher: @unchecked Sendable {
                 }
                 switch result {
                 case .success(let c):
-                    connection = MosquittoConnection(client: c, queue: queue, readable: { [weak self] in self?.serviced() },
-                                                     failed: { [weak self] rc in self?.failed(.lost(rc)) })
+                    guard let watched = MosquittoConnection(client: c, queue: queue, readable: { [weak self] in self?.serviced() },
+                                                            failed: { [weak self] rc in self?.failed(.lost(rc)) }) else {
+                        c.close()
+                        return failed(.lost(MOSQ_ERR_ERRNO.rawValue))
+                    }
+                    connection = watched
                     queue.asyncAfter(deadline: .now() + .seconds(Self.connackTimeout)) { [weak self] in self?.checkConnack(gen) }
                 case .failure(let e): failed(e)
                 }

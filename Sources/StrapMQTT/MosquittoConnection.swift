@@ -14,10 +14,17 @@ final class MosquittoConnection {
     private var closed = false
 
     /// `readable` runs after libmosquitto read what arrived (its callbacks have run);
-    /// `failed` gets the `MOSQ_ERR_*` that ended the connection.
-    init(client: MosquittoClient, queue: DispatchQueue, readable: @escaping () -> Void, failed: @escaping (Int32) -> Void) {
+    /// `failed` gets the `MOSQ_ERR_*` that ended the connection. Nil when the socket cannot be
+    /// duplicated (out of descriptors): the caller treats that as a failed attempt.
+    init?(client: MosquittoClient, queue: DispatchQueue, readable: @escaping () -> Void, failed: @escaping (Int32) -> Void) {
         self.client = client
-        let fd = client.socket
+        // The sources watch a duplicate of libmosquitto's socket, closed only after both let go
+        // of it. libmosquitto closes its own descriptor inside loopRead when a connection ends
+        // (a refused CONNACK, EOF); with the sources on that number, the next descriptor to get
+        // it (the daemon's signal pipe, seen in CI) was registered while libdispatch still tore
+        // the old registration down, and its source never fired: SIGTERM was lost.
+        let fd = fcntl(client.socket, F_DUPFD_CLOEXEC, 0)
+        guard fd >= 0 else { return nil }
         read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
         write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         // Weak, held strongly while a handler runs: `failed` or `readable` may end the
@@ -35,12 +42,15 @@ final class MosquittoConnection {
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failed(rc) }
             flush()
         }
-        // The socket closes only after both sources let go of it.
+        // The socket (and the watched duplicate) close only after both sources let go of it.
         let group = DispatchGroup()
         group.enter(); group.enter()
         read.setCancelHandler { group.leave() }
         write.setCancelHandler { group.leave() }
-        group.notify(queue: queue) { client.close() }
+        group.notify(queue: queue) {
+            Glibc.close(fd)
+            client.close()
+        }
         read.resume()
     }
 

@@ -54,9 +54,17 @@ final class DaemonProcess {
 
     func client() throws -> DaemonClient { try DaemonClient(path: socket, timeout: 20) }
 
-    func signal(_ sig: Int32) {
+    /// Sends `sig` and waits for the exit, 60 s at most: a daemon that ignores SIGTERM (a lost
+    /// signal once hung a whole CI run here) is then killed and the test fails.
+    func signal(_ sig: Int32, sourceLocation: SourceLocation = #_sourceLocation) {
         guard let p = process else { return }
         kill(p.processIdentifier, sig)
+        var waited = 0
+        while p.isRunning, waited < 6000 { usleep(10_000); waited += 1 }
+        if p.isRunning {
+            Issue.record("strapd did not exit within 60 s of signal \(sig); killed", sourceLocation: sourceLocation)
+            kill(p.processIdentifier, SIGKILL)
+        }
         p.waitUntilExit()
         process = nil
     }
