@@ -40,7 +40,7 @@ final class MappedFile: @unchecked Sendable {
 /// and readers stop at the durable length the writer publishes.
 final class Segment: Sendable {
     let header: SegmentHeader
-    let file: OpenFile
+    let file: SegmentFile
     let indexPath: String
     /// Set for sealed segments (from the index file or a rebuild).
     let sealed: SegmentSummary?
@@ -55,7 +55,7 @@ final class Segment: Sendable {
     /// before the durable end never change.
     private let resumeHints = Mutex<[Checkpoint]>([])
 
-    init(header: SegmentHeader, file: OpenFile, indexPath: String, sealed: SegmentSummary?,
+    init(header: SegmentHeader, file: SegmentFile, indexPath: String, sealed: SegmentSummary?,
          indexHeader: IndexFile.Header?, detail: SegmentDetail?, durableLength: Int) {
         self.header = header
         self.file = file
@@ -100,7 +100,7 @@ final class Segment: Sendable {
             if let h = indexHeader { d = IndexFile.readDetail(path: indexPath, header: h, syscalls: file.syscalls) }
             if d == nil {
                 report("\(indexPath): index detail damaged, rebuilt from the segment")
-                if let map = try? MappedFile(file, length: sealed!.length) {
+                if let map = try? file.mapped(length: sealed!.length) {
                     var b = SegmentBuilder(header: header)
                     _ = SegmentScan.recover(map.buffer, header: header, into: &b)
                     d = b.detail()
@@ -111,7 +111,7 @@ final class Segment: Sendable {
         }
     }
 
-    func map() throws(SystemCallError) -> MappedFile { try MappedFile(file, length: readableLength) }
+    func map() throws(SystemCallError) -> MappedFile { try file.mapped(length: readableLength) }
 
     /// A sealed segment whose detail can be read again from its index file.
     var detailReloadable: Bool { isSealed && indexHeader != nil }

@@ -117,7 +117,7 @@ struct StoreOpener {
         let idxPath = dir + "/" + Format.indexName(header.firstAnchor)
         guard let ih = IndexFile.readSummary(path: idxPath, syscalls: sys), ih.storeID == header.storeID,
               ih.summary.firstAnchor == header.firstAnchor, ih.summary.length <= size else { return false }
-        segments.append(Segment(header: header, file: file, indexPath: idxPath, sealed: ih.summary,
+        segments.append(Segment(header: header, file: SegmentFile(sealed: file.path, syscalls: sys), indexPath: idxPath, sealed: ih.summary,
                                 indexHeader: ih, detail: nil, durableLength: ih.summary.length))
         deleted.insert(ih.summary.tombstones)
         nextAnchor = max(nextAnchor, ih.summary.nextAnchor)
@@ -135,7 +135,7 @@ struct StoreOpener {
         var b = builder
         var detail = b.detail()
         detail.rollups = []
-        let seg = Segment(header: header, file: file, indexPath: dir + "/" + Format.indexName(header.firstAnchor), sealed: nil,
+        let seg = Segment(header: header, file: SegmentFile(appending: file), indexPath: dir + "/" + Format.indexName(header.firstAnchor), sealed: nil,
                           indexHeader: nil, detail: detail, durableLength: scan.offset)
         tail = (seg, b, scan.offset)
         segments.append(seg)
@@ -155,7 +155,7 @@ struct StoreOpener {
         var b = builder
         let detail = b.detail()
         try? sys.writeFileAtomically(IndexFile.encode(storeID: storeID, summary: b.summary, detail: detail), to: idxPath)
-        segments.append(Segment(header: header, file: file, indexPath: idxPath, sealed: b.summary,
+        segments.append(Segment(header: header, file: SegmentFile(sealed: file.path, syscalls: sys), indexPath: idxPath, sealed: b.summary,
                                 indexHeader: IndexFile.readSummary(path: idxPath, syscalls: sys), detail: detail,
                                 durableLength: scan.offset))
     }
@@ -168,7 +168,7 @@ struct StoreOpener {
         try file.pwriteAll(header.encode(), at: 0)
         try file.dataSync()
         try sys.syncDirectory(dir)
-        let seg = Segment(header: header, file: file, indexPath: dir + "/" + Format.indexName(nextAnchor),
+        let seg = Segment(header: header, file: SegmentFile(appending: file), indexPath: dir + "/" + Format.indexName(nextAnchor),
                           sealed: nil, indexHeader: nil, detail: nil, durableLength: Format.headerSize)
         segments.append(seg)
         return (seg, SegmentBuilder(header: header), Format.headerSize)

@@ -153,10 +153,10 @@ final class StoreWriter: @unchecked Sendable {
     /// write is cut off again, so the log stays a clean prefix, and the store turns degraded.
     private func write(_ bytes: [UInt8]) throws(StrapError) {
         do throws(SystemCallError) {
-            try segment.file.pwriteAll(bytes, at: offset)
+            try segment.file.appendable.pwriteAll(bytes, at: offset)
             shared.clearDegraded()
         } catch {
-            try? segment.file.truncate(to: offset)
+            try? segment.file.appendable.truncate(to: offset)
             throw shared.degrade(error)
         }
     }
@@ -181,7 +181,7 @@ final class StoreWriter: @unchecked Sendable {
     private func rebase(_ baseTime: Millis) throws(StrapError) {
         let header = SegmentHeader(storeID: storeID, firstAnchor: segment.firstAnchor, baseTime: baseTime)
         do throws(SystemCallError) {
-            try segment.file.pwriteAll(header.encode(), at: 0)
+            try segment.file.appendable.pwriteAll(header.encode(), at: 0)
             try segment.file.dataSync()
         } catch {
             throw shared.degrade(error)
@@ -216,9 +216,9 @@ final class StoreWriter: @unchecked Sendable {
                 let ih = IndexFile.readSummary(path: segment.indexPath, syscalls: sys)
                 // Read back from the index when first needed, then cached within the store's bound
                 // (StoreShared.detail(of:)); held from here it would stay in memory for good.
-                let sealed = Segment(header: segment.header, file: segment.file, indexPath: segment.indexPath,
+                let sealed = Segment(header: segment.header, file: segment.file.sealedFile, indexPath: segment.indexPath,
                                      sealed: b.summary, indexHeader: ih, detail: ih == nil ? detail : nil, durableLength: offset)
-                let open = Segment(header: header, file: newFile, indexPath: dir + "/" + Format.indexName(nextAnchor),
+                let open = Segment(header: header, file: SegmentFile(appending: newFile), indexPath: dir + "/" + Format.indexName(nextAnchor),
                                    sealed: nil, indexHeader: nil, detail: nil, durableLength: Format.headerSize)
                 shared.replaceOpenSegment(sealed: sealed, open: open, durableNext: nextAnchor)
                 segment = open

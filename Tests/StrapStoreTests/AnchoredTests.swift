@@ -27,6 +27,33 @@ import StrapModel
         #expect(store.status.damage.isEmpty, "\(store.status.damage)")
     }
 
+    /// A sealed segment holds no descriptor: it is opened while a reader maps it. Before, every
+    /// sealed segment kept one for good (issue 16's soak: one more descriptor per roll).
+    @Test func sealedSegmentsHoldNoDescriptor() throws {
+        let dir = TempDir()
+        var config = StoreConfig(directory: dir.path, sync: .none)
+        config.segmentMaxItems = 100
+        func storeDescriptors() -> [String] {
+            let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+                .filter { $0.hasPrefix(dir.path) }
+        }
+        do {
+            let store = try Store.open(config)
+            for i in 0..<30 { _ = try store.append(Fixtures.heartRate(count: 100, start: Fixtures.t0 + Millis(i) * 100_000, offset: i)) }
+            #expect(store.status.segments >= 30)
+            #expect(try readAll(store, limit: 5000).added.count == 3000)
+            // The lock and the open segment; nothing per sealed segment.
+            #expect(storeDescriptors().count == 2, "\(storeDescriptors())")
+            store.close()
+        }
+        let reopened = try Store.open(config)
+        defer { reopened.close() }
+        #expect(try readAll(reopened, limit: 5000).added.count == 3000)
+        #expect(storeDescriptors().count == 2, "\(storeDescriptors())")
+        #expect(reopened.status.damage.isEmpty, "\(reopened.status.damage)")
+    }
+
     @Test func appendReopenRoundTrip() throws {
         let dir = TempDir()
         var samples = Fixtures.heartRate(count: 5000)
