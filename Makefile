@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench fuzz fuzz-ci demo demo-mqtt install clean lab lab-peer
+.PHONY: help deps build release test torture bench fuzz fuzz-ci demo demo-mqtt install clean lab lab-peer lab-powercut
 
 help:
 	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 	@echo "make lab       the end-to-end lab, every scenario (root; docs/testing.md)"
+	@echo "make lab-powercut  power cuts of the lab VM, POWERCUT_CUTS per sync mode (default 20), prints the table (root)"
 	@echo "make lab-peer  strapd beside a bleak + SQLite logger in the lab VM, prints the table (root; PEER_SECS)"
 
 deps:
@@ -96,6 +97,14 @@ PEER_OUT ?= $${LAB_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/strapd-lab}/out/peer
 lab-peer: deps
 	LAB_SCENARIOS="peer-bleak|peer-bleak $(PEER_SECS) 0.5|$$(( $(PEER_SECS) * 2 + 600 ))" Tests/lab/selftest.sh $(PEER_OUT); \
 	rc=$$?; cat $(PEER_OUT)/peer-bleak/peer-table.md 2>/dev/null || echo "lab-peer: no table (see $(PEER_OUT)/peer-bleak.txt)"; exit $$rc
+
+# Power cuts (sysrq b) of the lab VM with the store on its own virtual disk, POWERCUT_CUTS per
+# sync mode; CI runs 3 per mode in `lab` (docs/testing.md, docs/storage.md).
+POWERCUT_CUTS ?= 20
+POWERCUT_OUT ?= $${LAB_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/strapd-lab}/out/powercut
+lab-powercut: deps
+	LAB_SCENARIOS="powercut|powercut $(POWERCUT_CUTS)|$$(( $(POWERCUT_CUTS) * 3 * 90 + 600 ))" Tests/lab/selftest.sh $(POWERCUT_OUT); \
+	rc=$$?; cat $(POWERCUT_OUT)/powercut/powercut-table.md 2>/dev/null || echo "lab-powercut: no table (see $(POWERCUT_OUT)/powercut.txt)"; exit $$rc
 
 clean:
 	rm -rf .build Benchmarks/.build fuzz/bin

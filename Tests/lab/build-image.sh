@@ -33,7 +33,8 @@ fi
 
 # Kernel module directories copied into the guest (relative to lib/modules/KVER/kernel).
 MODDIRS="net/bluetooth drivers/bluetooth net/rfkill crypto arch/x86/crypto lib
-net/9p fs/9p fs/netfs fs/fscache drivers/virtio drivers/char/virtio_console.ko"
+net/9p fs/9p fs/netfs fs/fscache drivers/virtio drivers/char/virtio_console.ko
+drivers/block/virtio_blk.ko fs/ext4 fs/jbd2 fs/mbcache.ko"
 
 log() { echo "[build-image $(date +%T)] $*" >&2; }
 need() { command -v "$1" >/dev/null 2>&1; }

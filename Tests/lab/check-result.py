@@ -43,6 +43,22 @@ def required(scenario, args):
     if scenario == 'daemon-systemd':
         return ['pid1-systemd', 'units-installed', 'strapd.socket-active', 'socket-activation', 'strapd-notify-ready',
                 'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused']
+    if scenario == 'daemon-two-adapters':
+        return ['adapters', 'strapd-running', 'spread', 'pinned', 'adapter-pulled', 'came-back', 'adapter-lost-logged'] + [
+            's%d-%s' % (i, k) for i in range(1, 5) for k in ('scan', 'pair', 'connect', 'delivery-2a37', 'decode-2a37')]
+    if scenario == 'powercut':
+        # args: mode, boot I, cuts N: boots up to N record and cut, boots after the first judge
+        try:
+            i, n = int(args[1]), int(args[2])
+        except (IndexError, ValueError):
+            return ['powercut-args']
+        need = ['disk-ready']
+        if i > 1:
+            need += ['store-opens', 'given-kept', 'ahead-told', 'served-intact', 'loss-bounded', 'live-complete',
+                     'reader-clean', 'torn-tail-reported']
+        if i <= n:
+            need += ['strapd-running', 'reader-following', 'cut']
+        return need
     return []
 
 

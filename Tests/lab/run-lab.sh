@@ -1,7 +1,7 @@
 #!/bin/bash
 # Boot the lab guest once, run one scenario inside it, collect the results, check them, power off.
 #
-#   run-lab.sh [-o OUTDIR] [-t SECS] [-H HOSTDIR] [-A auto|kvm|tcg] SCENARIO [ARGS...]
+#   run-lab.sh [-o OUTDIR] [-t SECS] [-H HOSTDIR] [-D DISK] [-S STATEDIR] [-A auto|kvm|tcg] SCENARIO [ARGS...]
 #
 #   SCENARIO  guest/scenarios/SCENARIO.sh; ARGS are passed to it unchanged
 #   -o  host folder for the results (default $LAB_CACHE/out/SCENARIO; an earlier result
@@ -9,6 +9,9 @@
 #   -t  hard limit for the whole VM in seconds (default 600; the guest gets 30 s less, so it
 #       still reports; qemu is killed at the limit)
 #   -H  host folder shared read-only at /host in the guest (static strapctl/strapd builds)
+#   -D  a raw disk image attached as the guest's /dev/vda (virtio, the host's page cache
+#       behind it: what the guest wrote to it survives the guest, what it had not does not)
+#   -S  host folder shared read-write at /state: kept across boots, e.g. of a power-cut series
 #   -A  accelerator (default auto: KVM only with a hardware kvm_intel/kvm_amd, else TCG)
 #
 # Scenarios whose name starts with "systemd-" or is "daemon-systemd" boot with systemd as PID 1.
@@ -19,12 +22,13 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 LAB_CACHE=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strapd-lab}
-OUT='' LIMIT=600 HOSTDIR='' ACCEL=${LAB_ACCEL:-auto}
+OUT='' LIMIT=600 HOSTDIR='' DISK='' STATEDIR='' ACCEL=${LAB_ACCEL:-auto}
 MEM=${LAB_MEM:-2048} SMP=${LAB_SMP:-2}
 usage() { sed -n '2,20p' "$0"; exit 125; }
-while getopts "o:t:H:A:h" o; do
+while getopts "o:t:H:D:S:A:h" o; do
 	case $o in
 	o) OUT=$OPTARG ;; t) LIMIT=$OPTARG ;; H) HOSTDIR=$OPTARG ;; A) ACCEL=$OPTARG ;;
+	D) DISK=$OPTARG ;; S) STATEDIR=$OPTARG ;;
 	*) usage ;;
 	esac
 done
@@ -67,6 +71,15 @@ if [ -n "$HOSTDIR" ]; then
 	[ -d "$HOSTDIR" ] || { echo "run-lab: -H $HOSTDIR is not a folder" >&2; exit 125; }
 	SHARES+=(-virtfs "local,path=$(cd "$HOSTDIR" && pwd),mount_tag=labhost,security_model=none,readonly=on")
 fi
+if [ -n "$STATEDIR" ]; then
+	[ -d "$STATEDIR" ] || { echo "run-lab: -S $STATEDIR is not a folder" >&2; exit 125; }
+	SHARES+=(-virtfs "local,path=$(cd "$STATEDIR" && pwd),mount_tag=labstate,security_model=none")
+fi
+DRIVES=()
+if [ -n "$DISK" ]; then
+	[ -f "$DISK" ] || { echo "run-lab: -D $DISK is not a file" >&2; exit 125; }
+	DRIVES=(-drive "file=$DISK,format=raw,if=virtio,cache=writeback")
+fi
 GUEST_LIMIT=$((LIMIT > 60 ? LIMIT - 30 : LIMIT))
 INIT=script
 case $SCENARIO in systemd-* | daemon-systemd) INIT=systemd ;; esac
@@ -77,7 +90,7 @@ timeout -k 10 "$LIMIT" qemu-system-x86_64 \
 	"${ACCEL_OPTS[@]}" -machine q35 -smp "$SMP" -m "$MEM" \
 	-kernel "$LAB_CACHE/vmlinuz" -initrd "$LAB_CACHE/initrd.img" \
 	-append "console=ttyS0 panic=-1 quiet lab.scenario=$SCENARIO lab.timeout=$GUEST_LIMIT lab.init=$INIT" \
-	"${SHARES[@]}" \
+	"${SHARES[@]}" "${DRIVES[@]}" \
 	-nic none -display none -monitor none -serial stdio -no-reboot \
 	< /dev/null 2>&1 | tee "$OUT/console.log"
 QRC=${PIPESTATUS[0]}

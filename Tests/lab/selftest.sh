@@ -51,7 +51,8 @@ daemon-pair-start|daemon-pair-connect start|300
 daemon-link-loss|daemon-link-loss|360
 daemon-bluetoothd-restart|daemon-bluetoothd-restart|300
 daemon-four-sensors|daemon-four-sensors|480
-daemon-systemd|daemon-systemd|300"}
+daemon-systemd|daemon-systemd|300
+powercut|powercut 3|1500"}
 
 pass=0 fail=0 skip=0
 while IFS='|' read -r name cmd limit; do
@@ -65,8 +66,15 @@ while IFS='|' read -r name cmd limit; do
 		printf 'selftest: %-26s %-16s %4ss  %s\n' "$name" SKIP 0 "strapd not built yet"
 		continue
 	fi
-	# shellcheck disable=SC2086
-	"$HERE/run-lab.sh" -o "$RES/$name" -t "${limit:-${LAB_LIMIT:-480}}" -H "$HOSTDIR" $cmd > "$RES/$name.txt" 2>&1 < /dev/null
+	if [ "$scen" = powercut ]; then
+		# A series of boots on one disk (powercut.sh), not one VM: "powercut CUTS" per sync mode.
+		read -r _ cuts _ <<< "$cmd"
+		timeout -k 10 "${limit:-${LAB_LIMIT:-480}}" "$HERE/powercut.sh" -n "${cuts:-3}" -H "$HOSTDIR" "$RES/$name" \
+			> "$RES/$name.txt" 2>&1 < /dev/null
+	else
+		# shellcheck disable=SC2086
+		"$HERE/run-lab.sh" -o "$RES/$name" -t "${limit:-${LAB_LIMIT:-480}}" -H "$HOSTDIR" $cmd > "$RES/$name.txt" 2>&1 < /dev/null
+	fi
 	rc=$?
 	case $rc in
 	0) pass=$((pass + 1)); r=PASS ;;
@@ -74,7 +82,7 @@ while IFS='|' read -r name cmd limit; do
 	*) fail=$((fail + 1)); r="FAIL (exit $rc)" ;;
 	esac
 	printf 'selftest: %-26s %-16s %4ss  %s\n' "$name" "$r" "$((SECONDS - t))" "$RES/$name.txt"
-	[ $rc = 0 ] || grep -E 'check-result: (FAIL|.*SKIPPED)|SKIP:' "$RES/$name.txt" | head -5 | sed 's/^/selftest:     /'
+	[ $rc = 0 ] || grep -E 'check-result: (FAIL|.*SKIPPED)|SKIP:|powercut: .*FAIL|^verdict' "$RES/$name.txt" | head -5 | sed 's/^/selftest:     /'
 	if [ "$scen" = smoke ] && [ $rc != 0 ] &&
 		grep -qs -e 'modprobe hci_vhci failed' -e '/dev/vhci missing' "$RES/$name/scenario.log"; then
 		# Every other scenario needs /dev/vhci too: no point booting them.

@@ -35,7 +35,7 @@ DECODER=$STRAPCTL
 # every check of a run shares decoded payloads (store and capture checks see the same ones)
 DECODE_CACHE=/tmp/decode-cache.json
 
-# daemon_config ADAPTER [NOTIFY_PATH]
+# daemon_config ADAPTER [NOTIFY_PATH]   (ADAPTER empty: every adapter; DAEMON_EXTRA_CONF appended)
 daemon_config() {
 	mkdir -p "$(dirname "$STRAPD_CONF")" "$STRAPD_STATE" "$(dirname "$STRAPD_SOCKET")"
 	{
@@ -47,6 +47,8 @@ daemon_config() {
 		acquire) echo "notify_mode = acquire" ;;
 		start|notify) echo "notify_mode = notify" ;;
 		esac
+		# more sections from the scenario, e.g. a [device.ADDR] pin
+		[ -n "${DAEMON_EXTRA_CONF:-}" ] && printf '%s\n' "$DAEMON_EXTRA_CONF"
 	} > "$STRAPD_CONF"
 	cp "$STRAPD_CONF" "$OUT/strapd.conf"
 }

@@ -21,12 +21,19 @@ for w in $(cat /proc/cmdline); do
 	esac
 done
 up() { cut -d' ' -f1 /proc/uptime; }
+# run-lab.sh -S: a read-write host folder kept across boots (a power-cut series keeps its
+# reader's logs there). Probed quietly: most boots have none.
+mount_state() {
+	mkdir -p /state
+	mount -t 9p -o "$O9P" labstate /state 2>/dev/null && echo "lab-init: state share at /state" || rmdir /state
+}
 
 if [ "$INIT" = systemd ] && [ "$$" = 1 ]; then
 	# systemd as PID 1: it mounts /run, /dev/pts, ... itself. We only attach the result and
 	# host shares (kept across the exec) and install the unit that runs the scenario.
 	mount -t 9p -o "$O9P" labout /out || echo "lab-init: no labout share"
 	mount -t 9p -o "$O9P,ro" labhost /host 2>/dev/null && echo "lab-init: host share at /host"
+	mount_state
 	echo "guest_uptime_at_init=$(up)" > /out/guest-times.txt
 	echo "lab-init: handing PID 1 to systemd for scenario '$SCENARIO' (uptime $(up)s)"
 	cat > /etc/systemd/system/lab-scenario.service <<UNIT
@@ -60,5 +67,6 @@ dmesg -n 1                                   # keep kernel chatter off the conso
 ip link set lo up 2>/dev/null
 mount -t 9p -o "$O9P" labout /out || echo "lab-init: no labout share, results stay in the guest"
 mount -t 9p -o "$O9P,ro" labhost /host 2>/dev/null && echo "lab-init: host share at /host"
+mount_state
 echo "guest_uptime_at_init=$(up)" > /out/guest-times.txt
 exec /lab/guest/run-scenario.sh "$SCENARIO" "$TIMEOUT"

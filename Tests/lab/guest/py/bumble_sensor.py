@@ -7,7 +7,9 @@ Layout (one process):
                                 Bumble Controller "sensor" <-> Bumble Host + Device:
                                     GATT server (HR 0x180D, CSC 0x1816, RSC 0x1814), advertising
 So bluetoothd sees exactly one adapter, as on a real machine, and the peer is a foreign
-stack that sends plain ATT Handle Value Notifications, like a real sensor.
+stack that sends plain ATT Handle Value Notifications, like a real sensor. With --adapters 2
+there is a second Bumble controller behind a second /dev/vhci (hci1) on the same air: a box
+with a built-in adapter and a USB dongle; SIGUSR2 pulls the dongle (pull()).
 Values come from the same deterministic sequences as fake_sensor.py (blelab.ENCODERS), and
 every notification handed to a subscribed connection is logged as fake_sensor.py does:
 {"event": "sent", "uuid", "seq", "hex", "values"} (check_notify.py's input).
@@ -62,6 +64,7 @@ def build_sensor(link, name, address, which, interval):
     """One Bumble controller + device on the shared link, with its GATT services."""
     ctrl = Controller(name, link=link, public_address=address)
     device = Device(name=name, address=Address(address), host=Host(ctrl, AsyncPipeSink(ctrl)))
+    device.lab_controller = ctrl   # pull() drops the sensor's links from this side
     services, notifiers, uuids = [], [], []
 
     def enc(uuid):
@@ -101,11 +104,36 @@ def build_sensor(link, name, address, which, interval):
     return device, notifiers, uuids
 
 
+def pull(link, adapter, transport, sensors):
+    """The dongle is pulled: its links drop (each sensor sees a supervision timeout, 0x08, and
+    advertises again), it leaves the air, and its /dev/vhci closes, so the kernel unregisters
+    the hci device and bluetoothd removes the adapter from D-Bus."""
+    ctrl = adapter
+    mine = {c.self_address for c in ctrl.le_connections.values()} | {ctrl.public_address, ctrl.random_address}
+    dropped = []
+    for name, device, _ in sensors:
+        sc = device.lab_controller
+        for conn in list(sc.le_connections.values()):
+            if conn.peer_address in mine:
+                sc.on_le_disconnected(conn, 0x08)
+                dropped.append(name)
+                # check_notify.py --in-flight-excused: what was on its way through the dongle
+                # may be lost; what the sensor sends once subscribed again may not.
+                L.emit('linkdrop', sensor=name, reason='adapter pulled')
+    link.remove_controller(ctrl)
+    asyncio.get_running_loop().create_task(transport.close())
+    L.emit('pulled', adapter=str(ctrl.public_address), dropped=dropped)
+
+
 async def run(args):
     link = Link()
-    transport = await open_transport('vhci')
-    Controller('adapter', host_source=transport.source, host_sink=transport.sink,
-               link=link, public_address=args.adapter_address)
+    adapters = []
+    for i in range(args.adapters):
+        transport = await open_transport('vhci')
+        address = args.adapter_address if i == 0 else '00:BB:00:00:00:%02X' % (i + 1)
+        ctrl = Controller('adapter%d' % i, host_source=transport.source, host_sink=transport.sink,
+                          link=link, public_address=address)
+        adapters.append((ctrl, transport))
     specs = args.sensor or ['%s=%s' % (args.name, args.services)]
     sensors, addresses = [], []
     for i, spec in enumerate(specs):
@@ -135,6 +163,8 @@ async def run(args):
         paused['on'] = True
         L.emit('paused', seq=seq)
     loop.add_signal_handler(signal.SIGUSR1, pause)
+    if len(adapters) > 1:   # SIGUSR2: the last adapter is pulled (pull())
+        loop.add_signal_handler(signal.SIGUSR2, lambda: pull(link, *adapters.pop(), sensors))
     end = loop.time() + args.duration if args.duration > 0 else None
     while end is None or loop.time() < end:
         await asyncio.sleep(args.interval)
@@ -158,6 +188,9 @@ def main():
     ap.add_argument('--name', default='BumbleSensor')
     ap.add_argument('--address', default='F0:F0:00:00:00:01', help='sensor (random static) address')
     ap.add_argument('--adapter-address', default='00:BB:00:00:00:01', help="hci0's public address")
+    ap.add_argument('--adapters', type=int, default=1,
+                    help='adapters behind /dev/vhci (hci0, hci1, ...; public addresses 00:BB:00:00:00:01, 02, ...); '
+                         'SIGUSR2 pulls the last one, as a USB dongle is pulled')
     ap.add_argument('--interval', type=float, default=1.0)
     ap.add_argument('--duration', type=float, default=0)
     ap.add_argument('--sensor', action='append', metavar='NAME=SERVICES',

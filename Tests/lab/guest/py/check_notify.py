@@ -5,6 +5,7 @@
                   --strapctl /usr/local/bin/strapctl [--decode-cache FILE]
                   [--min-count N] [--report FILE] [--checks FILE] [--prefix NAME]
                   [--uuids LIST] [--tail-excused N] [--resubscribe-excused]
+                  [--in-flight-excused SECS]
 
 Sensor logs: JSON lines with {"event": "sent", "uuid", "seq", "hex", "values", "t"}
 (fake_sensor.py, bumble_sensor.py, example_log.py). Received: JSON lines of {"uuid", "hex"}
@@ -116,14 +117,20 @@ def main():
     ap.add_argument('--tail-excused', type=int, default=0, metavar='N',
                     help='excuse the last N sent values of each characteristic when not received: a peer '
                          'that logs a value before handing it over can be stopped in between')
+    ap.add_argument('--in-flight-excused', type=float, default=0, metavar='SECS',
+                    help='excuse what was sent in the SECS before each "linkdrop" of the sensor (an adapter '
+                         'pulled mid-stream loses what was on its way through it)')
     args = ap.parse_args()
 
     sent = {}
     returns = []
+    drops = []
     for path in args.sensor:
         for e in load(path):
             if e.get('event') == 'return':
                 returns.append(e['t'])
+            if e.get('event') == 'linkdrop':
+                drops.append(e['t'])
             if e.get('event') == 'sent':
                 if args.uuids and e['uuid'] not in args.uuids.split(','):
                     continue
@@ -170,6 +177,12 @@ def main():
                 return any(t0 <= t and not any(t0 <= g < t for g in got_t) for t0 in returns)
             excused += [s for s in missing if before_resubscribe(s)]
             missing = [s for s in missing if not before_resubscribe(s)]
+
+        if args.in_flight_excused:
+            def in_flight(s):
+                return any(t0 - args.in_flight_excused <= s.get('t', -1) <= t0 for t0 in drops)
+            excused += [s for s in missing if in_flight(s)]
+            missing = [s for s in missing if not in_flight(s)]
 
         per_mode = {}
         for s, r in matched:
