@@ -110,6 +110,38 @@ struct TwoAdapterTests {
         #expect(log.level(of: gone) == .warning)
     }
 
+    /// Pulled while BlueZ already has a device object for the sensor on the other adapter:
+    /// the link moves there at once, without discovery, and delivers once each.
+    @Test func sensorSeenByBothMovesAtOnceWhenItsDongleIsPulled() throws {
+        let (first, second) = ("C0:2E:00:00:00:01", "C0:2E:00:00:00:02")
+        let log = LogTap()
+        let mock = try MockBlueZ(sensors: [.init(address: first, kind: "hr", hz: 10), .init(address: second, kind: "csc", hz: 10)],
+                                 adapters: Self.adapters)
+        let daemon = try Daemon(address: mock.bus.address)
+        try bothAdaptersVisible(daemon)
+        try eventually("both sensors on both adapters") {
+            daemon.queue.sync { [first, second].allSatisfy { daemon.client.mirror.devices(address: $0).count == 2 } }
+        }
+        daemon.add(first)
+        daemon.add(second)
+        try eventually("both streaming") { daemon.sink.count(first) >= 10 && daemon.sink.count(second) >= 10 }
+        #expect(try mock.link(second) == "hci1")
+
+        try mock.unplugAdapter("hci1")
+        try eventually("streaming through hci0") { (try? mock.link(second)) == "hci0" && daemon.phase(second) == .streaming }
+        let back = daemon.sink.count(second)
+        try eventually("notifications after the move") { daemon.sink.count(second) >= back + 20 }
+        let events = try mock.events().map { $0.compactMap { $0 as? String } }
+        let removed = try #require(events.firstIndex(of: ["AdapterRemoved", "hci1"]))
+        #expect(!events[removed...].contains { $0.first == "StartDiscovery" })
+        #expect(try mock.connectAdapters(second) == ["hci1", "hci0"])
+        #expect(try mock.connectAdapters(first) == ["hci0"])
+        try deliveredExactlyOnce(mock, daemon, second)
+        #expect(log.lines(containing: "is gone").filter { $0.contains(second) } == [
+            "adapter hci1 (\(Self.hci1Address)) is gone (unplugged or its driver stopped): 1 sensor(s) on it (\(second)) will reconnect through hci0",
+        ])
+    }
+
     /// `[device.ADDR] adapter = hci1`: connected through hci1 although hci0 is the spread's
     /// choice, never through hci0 while hci1 is away (said once), and back through hci1 when
     /// it returns, found there by discovery.
