@@ -20,27 +20,52 @@ public enum BusLog {
     /// The metadata of a line about the sensor at `address`.
     public static func device(_ address: String) -> Metadata { [deviceAddressKey: address] }
 
-    private static let state = Mutex<(handler: Handler, minimum: BlueZLogLevel)>((
-        { level, text, _ in
+    private struct State {
+        var handler: Handler
+        var minimum: BlueZLogLevel
+        var taps: [Int: (minimum: BlueZLogLevel, handler: Handler)] = [:]
+        var nextTap = 0
+    }
+
+    private static let state = Mutex<State>(State(
+        handler: { level, text, _ in
             let line = "strapd[bluez] \(level): \(text)\n"
             line.withCString { cshims_write_stderr($0, strlen($0)) }
         },
-        .info
+        minimum: .info
     ))
 
     /// Replaces the handler; returns the previous one so a caller can chain or restore it.
     @discardableResult
     public static func install(minimum: BlueZLogLevel = .info, _ handler: @escaping Handler) -> (Handler, BlueZLogLevel) {
         state.withLock { state in
-            defer { state = (handler, minimum) }
+            defer { (state.handler, state.minimum) = (handler, minimum) }
             return (state.handler, state.minimum)
         }
     }
 
+    /// Another receiver of every line at or above `minimum`, beside the handler, until
+    /// `removeTap`. Tests read the log this way: tests run in parallel, and one restoring the
+    /// handler it replaced would unhook another's.
+    public static func addTap(minimum: BlueZLogLevel = .info, _ tap: @escaping Handler) -> Int {
+        state.withLock { state in
+            state.nextTap += 1
+            state.taps[state.nextTap] = (minimum, tap)
+            return state.nextTap
+        }
+    }
+
+    public static func removeTap(_ id: Int) {
+        state.withLock { _ = $0.taps.removeValue(forKey: id) }
+    }
+
     public static func log(_ level: BlueZLogLevel, _ text: @autoclosure () -> String, metadata: Metadata = [:]) {
-        let (handler, minimum) = state.withLock { ($0.handler, $0.minimum) }
-        guard level >= minimum else { return }
-        handler(level, text(), metadata)
+        let (handler, minimum, taps) = state.withLock { ($0.handler, $0.minimum, $0.taps) }
+        let tapped = taps.values.filter { level >= $0.minimum }
+        guard level >= minimum || !tapped.isEmpty else { return }
+        let line = text()
+        if level >= minimum { handler(level, line, metadata) }
+        for tap in tapped { tap.handler(level, line, metadata) }
     }
 
     public static func debug(_ text: @autoclosure () -> String, metadata: Metadata = [:]) { log(.debug, text(), metadata: metadata) }

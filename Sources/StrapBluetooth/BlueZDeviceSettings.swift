@@ -24,11 +24,13 @@ extension BlueZDeviceService {
             self.devices = devices
         }
 
-        /// Per-device link options: `[device.ADDR] notify_mode` over `[bluetooth] notify_mode`.
+        /// Per-device link options: `[device.ADDR] notify_mode` over `[bluetooth] notify_mode`,
+        /// and `[device.ADDR] adapter`.
         func linkOptions(_ address: SensorAddress) -> SensorLinkOptions {
             var options = link
             let mode = devices[address]?.notifyMode ?? bluetooth.notifyMode
             options.notifyMode = mode == .acquire ? .acquireNotify : .startNotify
+            options.adapter = devices[address]?.adapter
             return options
         }
     }

@@ -114,6 +114,10 @@ final class DeviceRegistry {
             reason = client.bus.isOpen ? "bluetoothd went away" : "system D-Bus connection lost"
         } else if client?.mirror.devices(address: address).contains(where: \.connected) == true {
             reason = "link \(phase)"
+        } else if phase == .waitingForDevice {
+            // Straight from streaming to no device object: no disconnect came first (a pulled
+            // dongle takes its objects with it).
+            reason = "device object removed (adapter unplugged, or the device removed from BlueZ)"
         } else {
             // Older BlueZ sends no Disconnected signal, only Connected=false.
             reason = "Connected=false (no reason signal)"
@@ -155,14 +159,19 @@ final class DeviceRegistry {
         var addresses = Set(known.entries.keys)
         if let manager = connection.manager { addresses.formUnion(manager.links.keys) }
         if let client = connection.client { addresses.formUnion(client.discoveredSensors.map { $0.address.uppercased() }) }
-        return addresses.sorted().map { info($0, connection.client, rssi: rssi($0)) }
+        return addresses.sorted().map { info($0, connection.client, link: connection.manager?.links[$0], rssi: rssi($0)) }
     }
 
-    private func info(_ address: SensorAddress, _ client: BlueZClient?, rssi reading: RSSIReading?) -> DeviceInfo {
+    private func info(_ address: SensorAddress, _ client: BlueZClient?, link: SensorLink?, rssi reading: RSSIReading?) -> DeviceInfo {
         var info = DeviceInfo(address: address, name: displayName(address, client))
         info.known = known.entries[address] != nil
-        let device = client?.mirror.devices(address: address).first { $0.connected } ?? client?.mirror.devices(address: address).first
-        if let device {
+        let device = inUse(address, client, link: link)
+        if let device, let adapter = device.adapter {
+            info.adapter = AdapterName.of(adapter)
+            info.adapterAddress = client?.mirror.adapter(adapter)?.address
+        }
+        // Without a device object in use, BlueZ's other objects still say paired and services.
+        if let device = device ?? client?.mirror.devices(address: address).first {
             info.connected = device.connected
             info.paired = device.paired
             info.battery = device.batteryPercentage
@@ -178,6 +187,14 @@ final class DeviceRegistry {
             info.rssiUnavailableReason = info.connected ? "not measured yet" : "not connected"
         }
         return info
+    }
+
+    /// The device object the sensor's link uses, nil while it has none; without a link, the
+    /// one connected by someone else (BlueZ's auto-connect, bluetoothctl).
+    private func inUse(_ address: SensorAddress, _ client: BlueZClient?, link: SensorLink?) -> BlueZDevice? {
+        guard let client else { return nil }
+        if let link { return link.devicePath.flatMap { client.mirror.device($0) } }
+        return client.mirror.devices(address: address).first(where: \.connected)
     }
 
     // MARK: devices.scan

@@ -66,9 +66,7 @@ public enum ConfigSchema {
 
         ConfigKey(section: "bluetooth", name: "adapter", reloadable: false,
                   apply: { c, v throws(ConfigValue.Invalid) in
-                      if v.isEmpty { c.bluetooth.adapter = nil; return }
-                      if v.hasPrefix("hci"), Int(v.dropFirst(3)) != nil { c.bluetooth.adapter = v; return }
-                      c.bluetooth.adapter = try ConfigValue.address(v)
+                      c.bluetooth.adapter = v.isEmpty ? nil : try ConfigValue.adapter(v)
                   },
                   render: { $0.bluetooth.adapter ?? "" }),
         ConfigKey(section: "bluetooth", name: "auto_connect", reloadable: true,
@@ -115,8 +113,9 @@ public enum ConfigSchema {
     }
 
     /// Keys of a `[device.<address>]` section; all reloadable (they apply on the next
-    /// connection or sample, except notify_mode which applies on the next connection).
-    public static let deviceKeys = ["name", "wheel_circumference", "notify_mode", "cadence_is_spm"]
+    /// connection or sample, except notify_mode and adapter, which apply when the sensor's
+    /// link is next set up).
+    public static let deviceKeys = ["name", "wheel_circumference", "notify_mode", "cadence_is_spm", "adapter"]
 
     static func applyDevice(_ d: inout Configuration.DeviceSettings, key: String, value: String) throws(ConfigValue.Invalid) -> Bool {
         switch key {
@@ -126,6 +125,7 @@ public enum ConfigSchema {
         case "wheel_circumference": d.wheelCircumference = try ConfigValue.circumference(value)
         case "notify_mode": d.notifyMode = try ConfigValue.choice(value, NotifyMode.self)
         case "cadence_is_spm": d.cadenceIsSpm = try ConfigValue.bool(value)
+        case "adapter": d.adapter = value.isEmpty ? nil : try ConfigValue.adapter(value)
         default: return false
         }
         return true

@@ -60,6 +60,8 @@ public struct Configuration: Sendable, Equatable {
         public var notifyMode: NotifyMode?
         /// The RSC cadence is already steps per minute (some foot pods) rather than strides.
         public var cadenceIsSpm: Bool?
+        /// Connect only through this adapter (`hciN` or its address); nil: any adapter.
+        public var adapter: String?
         public init() {}
     }
 }

@@ -130,6 +130,15 @@ public enum ConfigValue {
         return text.uppercased()
     }
 
+    /// An adapter as strapd.conf names one: `hciN` (N a number), or its Bluetooth address,
+    /// returned upper-case.
+    public static func adapter(_ text: String) throws(Invalid) -> String {
+        let index = text.dropFirst(3)
+        if text.hasPrefix("hci"), !index.isEmpty, index.allSatisfy({ $0.isASCII && $0.isNumber }) { return text }
+        if let address = try? address(text) { return address }
+        throw Invalid("expected an adapter: hciN with N a number (hci0, hci1) or its Bluetooth address (AA:BB:CC:DD:EE:FF), got \"\(text)\"")
+    }
+
     /// An absolute path without NUL or newline.
     public static func absolutePath(_ text: String) throws(Invalid) -> String {
         guard text.hasPrefix("/") else { throw Invalid("expected an absolute path, got \"\(text)\"") }

@@ -36,10 +36,10 @@ enum DaemonCommands {
         if ctx.json { return ExitCode.success }
         let devices = r.objects("devices")
         if devices.isEmpty { ctx.sink.print("no devices"); return ExitCode.success }
-        var rows = [["ADDRESS", "NAME", "STATE", "BATTERY", "CONTACT", "RSSI", "LAST SEEN"]]
+        var rows = [["ADDRESS", "NAME", "STATE", "ADAPTER", "BATTERY", "CONTACT", "RSSI", "LAST SEEN"]]
         for d in devices {
             let state = d.bool("connected") == true ? "connected" : d.bool("known") == true ? "known" : d.bool("paired") == true ? "paired" : "-"
-            rows.append([d.string("address") ?? "?", d.string("name") ?? "", state,
+            rows.append([d.string("address") ?? "?", d.string("name") ?? "", state, d.string("adapter") ?? "-",
                          d.int("battery").map { "\($0)%" } ?? "-", d.string("contact") ?? "-",
                          d.int("rssi").map { "\($0) dBm" } ?? "-", d.string("lastSeen") ?? "-"])
         }
@@ -52,8 +52,8 @@ enum DaemonCommands {
         let r = try ctx.call("devices.info", ["address": .string(address)])
         if ctx.json { return ExitCode.success }
         let order = ["address", "name", "known", "paired", "connected", "battery", "contact", "bodySensorLocation", "sensorLocation",
-                     "manufacturer", "model", "serial", "firmware", "rssi", "rssiUnavailable", "lastSeen", "lastDisconnectReason",
-                     "notifications", "services"]
+                     "manufacturer", "model", "serial", "firmware", "adapter", "adapterAddress", "rssi", "rssiUnavailable", "lastSeen",
+                     "lastDisconnectReason", "notifications", "services"]
         for key in order {
             guard let v = r[key], v != .null else { continue }
             ctx.sink.print("\(key):".padding(22) + plain(v))

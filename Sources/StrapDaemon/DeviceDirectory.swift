@@ -63,6 +63,8 @@ public final class DeviceDirectory: Sendable {
             info.services = s.services
             info.rssi = s.rssi
             info.rssiUnavailableReason = s.rssiUnavailableReason
+            info.adapter = s.adapter
+            info.adapterAddress = s.adapterAddress
             if info.battery == nil { info.battery = s.battery }
             if s.lastDisconnectReason != nil { info.lastDisconnectReason = s.lastDisconnectReason }
             merged[s.address] = info

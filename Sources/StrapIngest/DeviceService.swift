@@ -24,6 +24,10 @@ public struct DeviceInfo: Sendable, Equatable {
     public var lastSeen: Millis?
     public var lastDisconnectReason: String?
     public var notifications: Int
+    /// The adapter of the device object in use (`hci0`) and its address; nil while there is
+    /// none (no link, or a link waiting for its sensor to appear).
+    public var adapter: String?
+    public var adapterAddress: String?
 
     public init(address: SensorAddress, name: String) {
         self.address = address

@@ -11,11 +11,15 @@ public final class MockBlueZ: @unchecked Sendable {
         public var hz: Int = 4
         /// Whether Battery Level (0x2A19) has the notify flag; read-only otherwise.
         public var batteryNotify = true
-        public init(address: String, kind: String, hz: Int = 4, batteryNotify: Bool = true) {
+        /// The adapters with a device object for it at start; nil: every adapter (none with
+        /// `known: false`). Elsewhere only discovery on that adapter creates one.
+        public var knownOn: [String]?
+        public init(address: String, kind: String, hz: Int = 4, batteryNotify: Bool = true, knownOn: [String]? = nil) {
             self.address = address
             self.kind = kind
             self.hz = hz
             self.batteryNotify = batteryNotify
+            self.knownOn = knownOn
         }
     }
 
@@ -28,13 +32,16 @@ public final class MockBlueZ: @unchecked Sendable {
     private var control: Bus?
 
     /// `known: false`: BlueZ has no device object until a discovery finds the sensor.
-    public init(sensors: [SensorSpec], streaming: Bool = true, known: Bool = true, start: Bool = true) throws {
+    /// `adapters`: their names (`hci0`, `hci1`: a built-in one and a dongle).
+    public init(sensors: [SensorSpec], adapters: [String] = ["hci0"], streaming: Bool = true, known: Bool = true, start: Bool = true) throws {
         bus = try PrivateBus()
         self.sensors = sensors
         config = bus.directory.appendingPathComponent("mock.json")
         state = bus.directory.appendingPathComponent("mock-state.json")
-        let json: [String: Any] = ["streaming": streaming, "known": known, "sensors": sensors.map {
-            ["address": $0.address, "kind": $0.kind, "hz": $0.hz, "battery_notify": $0.batteryNotify] as [String: Any]
+        let json: [String: Any] = ["streaming": streaming, "known": known, "adapters": adapters, "sensors": sensors.map {
+            var spec: [String: Any] = ["address": $0.address, "kind": $0.kind, "hz": $0.hz, "battery_notify": $0.batteryNotify]
+            if let knownOn = $0.knownOn { spec["known_on"] = knownOn }
+            return spec
         }]
         try JSONSerialization.data(withJSONObject: json).write(to: config)
         let address = bus.address
@@ -79,6 +86,21 @@ public final class MockBlueZ: @unchecked Sendable {
         ((try stats()["battery_start_notify"] as? [String: Any])?[address] as? Int) ?? 0
     }
     public func events() throws -> [[Any]] { (try stats()["events"] as? [[Any]]) ?? [] }
+    /// The adapter the sensor is connected through, nil when it is not connected.
+    public func link(_ address: String) throws -> String? { (try stats()["link"] as? [String: Any])?[address] as? String }
+    /// The adapters that have a device object for the sensor.
+    public func deviceAdapters(_ address: String) throws -> [String] {
+        ((try stats()["devices"] as? [String: Any])?[address] as? [String]) ?? []
+    }
+    /// The adapters `Connect` was called through for the sensor, in order.
+    public func connectAdapters(_ address: String) throws -> [String] {
+        try events().filter { ($0.first as? String) == "Connect" && ($0[1] as? String) == address }.compactMap { $0[2] as? String }
+    }
+
+    /// A dongle pulled mid-stream: the adapter's objects vanish, no `Connected=false` first.
+    public func unplugAdapter(_ name: String) throws { try call("UnplugAdapter", [.string(name)]) }
+    /// The adapter is back, without device objects until discovery on it finds them.
+    public func plugAdapter(_ name: String) throws { try call("PlugAdapter", [.string(name)]) }
 
     public func setFault(_ address: String, _ fault: String, _ count: Int32 = 1) throws {
         try call("SetFault", [.string(address), .string(fault), .int32(count)])

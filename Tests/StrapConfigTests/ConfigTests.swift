@@ -61,7 +61,9 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         #expect(bike.wheelCircumference == 2.105)
         #expect(bike.notifyMode == .notify)
         #expect(bike.cadenceIsSpm == true)
+        #expect(bike.adapter == "hci1")
         #expect(c.devices["11:22:33:44:55:66"]?.wheelCircumference == 2.096)
+        #expect(c.devices["11:22:33:44:55:66"]?.adapter == "00:1A:7D:DA:71:13")
         #expect(c.devices["11:22:33:44:55:66"]?.name == nil)
         #expect(c.mqtt.host == "broker.example.net" && c.mqtt.port == 8884 && c.mqtt.unixSocket == "/run/mosquitto/mqtt.sock")
         #expect(c.mqtt.usesTLS && !c.mqtt.tlsVerify && c.mqtt.caFile == "/etc/strapd/mqtt-ca.crt")
@@ -114,10 +116,11 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         ("[daemon]\nsocket = relative/path", "expected an absolute path"),
         ("[daemon]\nclient_buffer = 1K", "must be at least 64K"),
         ("[daemon]\nmax_clients = 0", "outside 1...65536"),
-        ("[bluetooth]\nadapter = hcix", "is not a Bluetooth address"),
+        ("[bluetooth]\nadapter = hcix", "expected an adapter: hciN with N a number"),
         ("[bluetooth]\nscan_timeout = 0", "between 1s and 1h"),
         ("[simulate]\ndevices = hr, bike", "expected one of hr, csc, rsc"),
         ("[device.AA:BB:CC:DD:EE:FF]\nwheel_circumference = 21m", "not a plausible wheel circumference"),
+        ("[device.AA:BB:CC:DD:EE:FF]\nadapter = usb0", "expected an adapter: hciN with N a number"),
     ])
     func structuralAndRangeErrors(text: String, fragment: String) {
         #expect(throws: ConfigError.self) { try ConfigParser.parse(text, path: "t.conf") }
@@ -125,6 +128,28 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
             #expect(error.problems.count == 1)
             #expect(error.problems.first?.description.contains(fragment) == true, "\(error)")
             #expect(error.problems.first?.description.hasPrefix("t.conf:") == true)
+        }
+    }
+
+    /// `[device.ADDR] adapter` pins a sensor to one adapter: hciN or the adapter's address;
+    /// anything else is refused with the forms that are accepted.
+    @Test func deviceAdapterIsHciNOrAnAddress() throws {
+        let section = "[device.AA:BB:CC:DD:EE:FF]\nadapter = "
+        #expect(try ConfigParser.parse(section + "hci1", path: "t.conf").configuration.devices["AA:BB:CC:DD:EE:FF"]?.adapter == "hci1")
+        #expect(try ConfigParser.parse(section + "hci12", path: "t.conf").configuration.devices["AA:BB:CC:DD:EE:FF"]?.adapter == "hci12")
+        #expect(try ConfigParser.parse(section + "00:1a:7d:da:71:13", path: "t.conf").configuration
+            .devices["AA:BB:CC:DD:EE:FF"]?.adapter == "00:1A:7D:DA:71:13")
+        #expect(try ConfigParser.parse(section, path: "t.conf").configuration.devices["AA:BB:CC:DD:EE:FF"]?.adapter == nil)
+        for bad in ["usb0", "hci", "hci-1", "hci1x", "HCI1", "00:1A:7D:DA:71"] {
+            do {
+                _ = try ConfigParser.parse(section + bad, path: "t.conf")
+                Issue.record("accepted adapter = \(bad)")
+            } catch {
+                #expect(error.problems.map(\.description) == [
+                    "t.conf:2: device.AA:BB:CC:DD:EE:FF.adapter: expected an adapter: hciN with N a number (hci0, hci1) "
+                        + "or its Bluetooth address (AA:BB:CC:DD:EE:FF), got \"\(bad)\"",
+                ])
+            }
         }
     }
 

@@ -102,8 +102,7 @@ public struct ObjectMirror: Sendable {
 
     private func isUsable(_ adapter: BlueZAdapter) -> Bool {
         guard let only = onlyAdapter else { return true }
-        return adapter.path.rawValue.split(separator: "/").last.map(String.init) == only
-            || adapter.address?.uppercased() == only.uppercased()
+        return adapter.matches(only)
     }
 
     private func isUsable(_ device: BlueZDevice) -> Bool {

@@ -17,14 +17,19 @@ public struct SensorLinkOptions: Sendable {
     /// Which services to stream; nil derives them from Device1.UUIDs.
     public var services: [SensorService]?
     public var readOnConnect: Bool
+    /// strapd.conf `[device.ADDR] adapter`: connect only through this adapter (`hciN` or its
+    /// address), and wait while it is absent; nil: any adapter, the least loaded first.
+    public var adapter: String?
 
     public init(notifyMode: NotifyMode = .startNotify, policy: BackoffPolicy = BackoffPolicy(),
-                timeouts: LinkTimeouts = LinkTimeouts(), services: [SensorService]? = nil, readOnConnect: Bool = true) {
+                timeouts: LinkTimeouts = LinkTimeouts(), services: [SensorService]? = nil, readOnConnect: Bool = true,
+                adapter: String? = nil) {
         self.notifyMode = notifyMode
         self.policy = policy
         self.timeouts = timeouts
         self.services = services
         self.readOnConnect = readOnConnect
+        self.adapter = adapter
     }
 }
 
@@ -36,7 +41,17 @@ public final class SensorLink: @unchecked Sendable {
     private let client: BlueZClient
     private weak var sink: (any SensorSink)?
     private var machine: SensorLinkMachine
-    private var devicePath: ObjectPath?
+    /// The device object in use, and its adapter: nil while there is none to use.
+    public private(set) var devicePath: ObjectPath?
+    public private(set) var adapterPath: ObjectPath?
+    /// The adapter under a device object that vanished while the link used it, until the link
+    /// streams again or the manager has reported the adapter gone: bluetoothd announces an
+    /// unplugged adapter's devices before the adapter itself, so by then the link has left it.
+    private(set) var lostAdapter: ObjectPath?
+    private var connectAttempt = 0
+    private var wantsDiscovery = false
+    private var reportedDiscoveryWish = false
+    private var pinAbsenceLogged = false
     private var timer: DispatchSourceTimer?
     private var timerGeneration = 0
     private var pendingSubscribes = 0
@@ -48,6 +63,8 @@ public final class SensorLink: @unchecked Sendable {
     private var lastReason: String?
     private var reportedPhase: LinkPhase = .idle
     var discoveryHook: (@Sendable (String, Bool) -> Void)?
+    /// strapd's other links connected or connecting through an adapter (the manager counts).
+    var adapterLoad: ((ObjectPath) -> Int)?
 
     public var phase: LinkPhase { machine.phase }
 
@@ -113,22 +130,66 @@ public final class SensorLink: @unchecked Sendable {
 
     private func refreshDevice(initial: Bool) {
         let mirror = client.mirror
-        let candidates = mirror.devices(address: address).filter { d in
-            guard let adapter = d.adapter.flatMap({ mirror.adapter($0) }) else { return false }
-            return adapter.powered
+        checkPinnedAdapter()
+        let candidates: [AdapterChoice.Candidate] = mirror.devices(address: address).compactMap { d in
+            guard let adapter = d.adapter.flatMap({ mirror.adapter($0) }), adapter.powered,
+                  options.adapter.map(adapter.matches) ?? true else { return nil }
+            return .init(device: d, adapter: adapter, load: adapterLoad?(adapter.path) ?? 0)
         }
-        let chosen = candidates.first(where: \.connected) ?? candidates.first
-        let wasAvailable = devicePath != nil
-        devicePath = chosen?.path
-        if let chosen { machine.bonded = chosen.bonded }
+        let chosen = AdapterChoice.choose(candidates, current: devicePath, committed: machine.phase.occupiesAdapter)
+        let (previous, previousAdapter) = (devicePath, adapterPath)
+        // Gone while its adapter is still there: bluetoothd announces an unplugged adapter's
+        // devices first (had the adapter gone first, the manager saw this link on it).
+        if let previous, let previousAdapter, mirror.device(previous) == nil, mirror.adapter(previousAdapter) != nil {
+            lostAdapter = previousAdapter
+        }
+        devicePath = chosen?.device.path
+        adapterPath = chosen?.adapter.path
+        if let chosen { machine.bonded = chosen.device.bonded }
         if initial {
             if chosen != nil { feed(.deviceAvailable(true)) }
             return
         }
-        if wasAvailable != (chosen != nil) { feed(.deviceAvailable(chosen != nil)) }
-        if let chosen, chosen.connected, machine.isStarted {
+        if let chosen, let previous, let previousAdapter, chosen.device.path != previous, machine.phase.occupiesAdapter {
+            // The device object in use is gone (its adapter unplugged) and another adapter
+            // has one: start over there. Nothing of the old link carries over; its Connect,
+            // if one is out, is ignored when it answers.
+            BusLog.notice("[\(address)] no longer usable through \(AdapterName.of(previousAdapter)); connecting through \(chosen.adapter.name)",
+                          metadata: BusLog.device(address))
+            feed(.deviceAvailable(false))
+            feed(.deviceAvailable(true))
+        } else if (previous != nil) != (chosen != nil) {
+            feed(.deviceAvailable(chosen != nil))
+        }
+        if let chosen, chosen.device.connected, machine.isStarted {
             feed(.connectionChanged(connected: true))
         }
+    }
+
+    /// A pinned sensor whose adapter is absent waits for that adapter: said once per
+    /// absence, and no discovery asked for meanwhile (other adapters cannot give it a device
+    /// object it may use).
+    private func checkPinnedAdapter() {
+        guard let pin = options.adapter, client.available else { return }
+        let present = client.mirror.adapters.contains { $0.matches(pin) }
+        if !present && !pinAbsenceLogged {
+            BusLog.notice("[\(address)] pinned to \(pin), which is not present: waiting for it", metadata: BusLog.device(address))
+        }
+        pinAbsenceLogged = !present
+        reportDiscoveryWish()
+    }
+
+    private func reportDiscoveryWish() {
+        let pinUsable = options.adapter.map { pin in client.mirror.adapters.contains { $0.matches(pin) && $0.powered } } ?? true
+        let wish = wantsDiscovery && pinUsable
+        guard wish != reportedDiscoveryWish else { return }
+        reportedDiscoveryWish = wish
+        discoveryHook?(address, wish)
+    }
+
+    /// The manager has reported the adapter's loss with this link among its sensors.
+    func adapterLossReported() {
+        lostAdapter = nil
     }
 
     private func requiredUUIDs() -> [String]? {
@@ -171,6 +232,7 @@ public final class SensorLink: @unchecked Sendable {
         let commands = machine.handle(input, now: SystemClock.monotonicNanoseconds())
         for command in commands { execute(command) }
         if machine.phase != reportedPhase {
+            if machine.phase == .streaming { lostAdapter = nil }
             BusLog.debug("[\(address)] \(reportedPhase) → \(machine.phase)", metadata: BusLog.device(address))
             reportedPhase = machine.phase
             sink?.linkChanged(device: address, phase: machine.phase)
@@ -182,10 +244,19 @@ public final class SensorLink: @unchecked Sendable {
         switch command {
         case .connect:
             guard let path = devicePath else { return feed(.connectFinished(error: .deviceMissing, detail: "no device object")) }
+            connectAttempt += 1
+            let attempt = connectAttempt
             client.connect(device: path, timeoutMicroseconds: options.timeouts.connect / 1000) { [weak self] result in
+                guard let self else { return }
+                guard attempt == self.connectAttempt, path == self.devicePath else {
+                    // An attempt through a device object the link has left: a connection it
+                    // made would hold a slot of that adapter for nothing.
+                    if case .success = result, path != self.devicePath { self.client.disconnect(device: path) { _ in } }
+                    return
+                }
                 switch result {
-                case .success: self?.feed(.connectFinished(error: nil, detail: ""))
-                case .failure(let e): self?.feed(.connectFinished(error: FailureClass(e), detail: e.description))
+                case .success: self.feed(.connectFinished(error: nil, detail: ""))
+                case .failure(let e): self.feed(.connectFinished(error: FailureClass(e), detail: e.description))
                 }
             }
         case .disconnect:
@@ -209,7 +280,8 @@ public final class SensorLink: @unchecked Sendable {
             timer = nil
             timerGeneration += 1
         case .wantDiscovery(let wanted):
-            discoveryHook?(address, wanted)
+            wantsDiscovery = wanted
+            reportDiscoveryWish()
         case .log(let level, let text):
             BusLog.log(level, "[\(address)] \(text)", metadata: BusLog.device(address))
         }

@@ -14,6 +14,15 @@ public enum LinkPhase: Sendable, Equatable, CustomStringConvertible {
     case disconnecting(clearCache: Bool)
     case backingOff(attempt: Int, until: UInt64)
 
+    /// Connecting or connected: the link holds (or is getting) one of its adapter's few
+    /// connection slots.
+    public var occupiesAdapter: Bool {
+        switch self {
+        case .connecting, .resolving, .subscribing, .streaming: true
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case .idle: "idle"

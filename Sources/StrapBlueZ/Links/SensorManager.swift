@@ -2,8 +2,10 @@ import Dispatch
 import StrapDBus
 
 /// Owns the sensor links on one BlueZClient: routes mirror events to them, runs discovery
-/// while any wanted sensor has no device object, and keeps the GattProfile1 application
-/// registered on every adapter (again after each bluetoothd restart or adapter re-add).
+/// while any wanted sensor has no device object, keeps the GattProfile1 application
+/// registered on every adapter (again after each bluetoothd restart or adapter re-add),
+/// counts each adapter's links for the links' choice of adapter, and says once which
+/// sensors an adapter that disappears had.
 public final class SensorManager: @unchecked Sendable {
     public let client: BlueZClient
     public let application: GattProfileApplication
@@ -12,6 +14,8 @@ public final class SensorManager: @unchecked Sendable {
     private var wantsDiscovery: Set<String> = []
     private var discovery: [ObjectPath: DiscoveryMachine] = [:]
     private var registered: Set<ObjectPath> = []
+    /// The adapters in use as last seen: a removed one's address is gone from the mirror.
+    private var adapters: [ObjectPath: BlueZAdapter] = [:]
     private var discoveryRetry: DispatchSourceTimer?
     private var discoveryBackoff = Backoff(policy: BackoffPolicy(base: 0.5, cap: 10))
     private var agent: PairingAgent?
@@ -51,6 +55,10 @@ public final class SensorManager: @unchecked Sendable {
         if let existing = links[address.uppercased()] { return existing }
         let link = SensorLink(address: address, options: options, client: client, sink: sink)
         link.discoveryHook = { [weak self] address, wanted in self?.discovery(for: address, wanted) }
+        link.adapterLoad = { [weak self, weak link] adapter in
+            guard let self, let link else { return 0 }
+            return self.load(on: adapter, except: link)
+        }
         links[link.address] = link
         link.start()
         return link
@@ -111,6 +119,11 @@ public final class SensorManager: @unchecked Sendable {
         }
     }
 
+    /// strapd's links connected or connecting through `adapter`, `link` aside.
+    func load(on adapter: ObjectPath, except link: SensorLink) -> Int {
+        links.values.filter { $0 !== link && $0.adapterPath == adapter && $0.phase.occupiesAdapter }.count
+    }
+
     // MARK: Events
 
     private func handle(_ event: BlueZEvent) {
@@ -118,11 +131,16 @@ public final class SensorManager: @unchecked Sendable {
         case .availability(let up):
             for path in Array(discovery.keys) { drive(path, .lost) }
             registered = []
+            adapters = [:]
             if up { client.mirror.adapters.forEach(adapterAppeared) }
         case .interfacesAdded(let path, let names) where names.contains(BlueZInterface.adapter):
-            if let adapter = client.mirror.adapter(path) { adapterAppeared(adapter) }
+            if let adapter = client.mirror.adapter(path) {
+                BusLog.notice("adapter \(adapter.name)\(adapter.address.map { " (\($0))" } ?? "") appeared")
+                adapterAppeared(adapter)
+            }
         case .interfacesRemoved(let path, let names) where names.contains(BlueZInterface.adapter):
-            BusLog.notice("adapter \(path) removed")
+            // Before the links see the event: until then a link on it still says so.
+            if let adapter = adapters.removeValue(forKey: path) { reportLoss(of: adapter) }
             drive(path, .lost)
             registered.remove(path)
         case .propertiesChanged(let path, BlueZInterface.adapter, let changed):
@@ -140,7 +158,19 @@ public final class SensorManager: @unchecked Sendable {
         for link in links.values { link.handle(event) }
     }
 
+    private func reportLoss(of adapter: BlueZAdapter) {
+        let onIt = links.values.filter { $0.adapterPath == adapter.path || $0.lostAdapter == adapter.path }
+        let pinned = onIt.filter { link in link.options.adapter.map(adapter.matches) ?? false }
+        let report = AdapterLossReport(adapter: adapter.name, address: adapter.address,
+                                       moving: onIt.filter { link in !pinned.contains { $0 === link } }.map(\.address).sorted(),
+                                       pinned: pinned.map(\.address).sorted(),
+                                       remaining: client.mirror.adapters.filter(\.powered).map(\.name))
+        BusLog.log(report.level, report.text)
+        onIt.forEach { $0.adapterLossReported() }
+    }
+
     private func adapterAppeared(_ adapter: BlueZAdapter) {
+        adapters[adapter.path] = adapter
         if !registered.contains(adapter.path) {
             registered.insert(adapter.path)
             client.registerApplication(adapter: adapter.path, root: application.root) { [weak self] result in
@@ -184,7 +214,9 @@ public final class SensorManager: @unchecked Sendable {
             switch (input, error) {
             case (.stopFinished, _): break
             case (_, nil): if case .startFinished = input { self.discoveryBackoff.reset() }
-            case (_, let e?): self.retryDiscovery("\(command) on \(path) failed: \(e)")
+            // An adapter that is gone (unplugged meanwhile) failed for good: nothing to retry.
+            case (_, let e?) where self.client.mirror.adapter(path) != nil: self.retryDiscovery("\(command) on \(path) failed: \(e)")
+            default: break
             }
         }
     }

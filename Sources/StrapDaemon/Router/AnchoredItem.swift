@@ -48,6 +48,8 @@ enum DaemonJSON {
         if d.rssi == nil, let why = d.rssiUnavailableReason { o["rssiUnavailable"] = .string(why) }
         o["lastSeen"] = d.lastSeen.map { .string(RFC3339Timestamp.format(millisecondsSinceEpoch: $0)) } ?? .null
         o["lastDisconnectReason"] = d.lastDisconnectReason.map(JSONValue.string) ?? .null
+        o["adapter"] = d.adapter.map(JSONValue.string) ?? .null
+        o["adapterAddress"] = d.adapterAddress.map(JSONValue.string) ?? .null
         o["notifications"] = .int(Int64(d.notifications))
         return o
     }

@@ -50,7 +50,10 @@ class Sensor:
         self.notifying = False
         self.sock = None          # our end of an AcquireNotify socketpair
         self.gatt_paths = []
-        self.path = None
+        # Adapter name → this sensor's device object there; `link`: the adapter connected through.
+        self.paths = {}
+        self.link = None
+        self.known_on = spec.get('known_on')
         self.sent = self.seq
         self.start_notify_calls = 0
         self.acquire_calls = 0
@@ -58,6 +61,13 @@ class Sensor:
         self.battery_notify = spec.get('battery_notify', True)
         self.battery_notifying = False
         self.battery_start_notify_calls = 0
+
+    @property
+    def path(self):
+        """The device object in use: the connected one, else the first adapter's."""
+        if self.link is not None:
+            return self.paths.get(self.link)
+        return self.paths[min(self.paths)] if self.paths else None
 
 
 class GattMixin:

@@ -4,7 +4,8 @@
 python-dbusmock's bluez5 template provides the object manager, AgentManager1 and the
 adapter; this file adds what the template lacks: LE sensors with GATT services (HR, CSC,
 RSC, battery, device information), StartNotify/AcquireNotify (fd passing over a
-SOCK_SEQPACKET socketpair), GattManager1, pairing through the client's agent, and faults.
+SOCK_SEQPACKET socketpair), GattManager1, pairing through the client's agent, faults, and
+several adapters (adapters.py) with a device object per adapter that has seen a sensor.
 
 Every measurement notification carries a 32-bit sequence number that only advances when a
 notification is actually delivered to a subscriber, so a test can prove nothing was lost
@@ -30,9 +31,9 @@ from dbus.lowlevel import HANDLER_RESULT_NOT_YET_HANDLED
 from gi.repository import GLib
 
 from dbusmock import mockobject
-from dbusmock.templates import bluez5
 
-from gatt import ADAPTER, CHRC, DEVICE, GATT_MANAGER, OM, SERVICE_OF, GattMixin, Sensor, uuid16
+from adapters import AdapterMixin
+from gatt import CHRC, DEVICE, OM, SERVICE_OF, GattMixin, Sensor, uuid16
 
 
 class Caller:
@@ -46,7 +47,7 @@ class Caller:
         return HANDLER_RESULT_NOT_YET_HANDLED
 
 
-class MockBlueZ(GattMixin, dbus.service.Object):
+class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
     def __init__(self, bus, main, config, state_path):
         # dbusmock replaces dbus-python's method lookup for every object; these two
         # attributes let it fall back to the normal lookup for this plain object.
@@ -55,7 +56,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         super().__init__(bus, '/strapmock')
         self.bus = bus
         self.main = main
-        self.adapter_name = config.get('adapter', 'hci0')
+        self.adapter_names = config.get('adapters') or [config.get('adapter', 'hci0')]
         self.state_path = state_path
         state = {}
         if state_path and os.path.exists(state_path):
@@ -63,66 +64,21 @@ class MockBlueZ(GattMixin, dbus.service.Object):
                 state = json.load(f)
         self.sensors = {s['address']: Sensor(s, state) for s in config['sensors']}
         self.streaming = config.get('streaming', True)
-        self.powered = True
-        self.adapter_present = False
+        self.powered = {name: True for name in self.adapter_names}
+        self.present = {}
         self.discovery_filter = None
         self.applications = []    # (sender, path, [uuids])
         self.agent = None         # (sender, path, capability)
         self.pair_results = []
         self.events = []
-        self.add_adapter()
+        for name in self.adapter_names:
+            self.add_adapter(name)
         for sensor in self.sensors.values():
-            if config.get('known', True):
-                self.add_device(sensor)
+            # Where BlueZ has a device object at start (cached or bonded); elsewhere only
+            # discovery creates one.
+            for name in sensor.known_on if sensor.known_on is not None else (self.adapter_names if config.get('known', True) else []):
+                self.add_device(sensor, name)
             GLib.timeout_add(max(1, int(1000 / sensor.hz)), self.tick, sensor)
-
-    # ---- adapter -------------------------------------------------------------------
-
-    def adapter_path(self):
-        return '/org/bluez/' + self.adapter_name
-
-    def add_adapter(self):
-        bluez5.AddAdapter(self.main, self.adapter_name, 'strapd-mock')
-        adapter = mockobject.objects[self.adapter_path()]
-        adapter.AddMethod(ADAPTER, 'StartDiscovery', '', '', lambda a: self.start_discovery(a))
-        adapter.AddMethod(ADAPTER, 'StopDiscovery', '', '', lambda a: self.stop_discovery(a))
-        adapter.AddMethod(ADAPTER, 'SetDiscoveryFilter', 'a{sv}', '', lambda a, f: self.set_filter(a, f))
-        adapter.AddMethod(ADAPTER, 'RemoveDevice', 'o', '', lambda a, p: self.remove_device(p))
-        adapter.AddMethods(GATT_MANAGER, [
-            ('RegisterApplication', 'oa{sv}', '', lambda a, p, o: self.register_application(p)),
-            ('UnregisterApplication', 'o', '', lambda a, p: None),
-        ])
-        adapter.props[ADAPTER]['Powered'] = dbus.Boolean(self.powered, variant_level=1)
-        self.adapter_present = True
-
-    def set_filter(self, adapter, flt):
-        self.events.append(('SetDiscoveryFilter',))
-        self.discovery_filter = {str(k): (list(map(str, v)) if isinstance(v, dbus.Array) else str(v)) for k, v in flt.items()}
-        adapter.props[ADAPTER]['DiscoveryFilter'] = flt
-
-    def start_discovery(self, adapter):
-        if not self.powered:
-            raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
-        self.events.append(('StartDiscovery',))
-        already = bool(adapter.props[ADAPTER]['Discovering'])
-        bluez5.StartDiscovery(adapter)
-        # Sensors in range show up a little later, as advertisements would, and keep
-        # showing up while discovery runs.
-        if not already:
-            GLib.timeout_add(150, self.advertise, adapter)
-
-    def stop_discovery(self, adapter):
-        # The order of discovery calls is what tests check (a stop must come after the start).
-        self.events.append(('StopDiscovery',))
-        bluez5.StopDiscovery(adapter)
-
-    def advertise(self, adapter):
-        if not self.adapter_present or not self.powered or mockobject.objects.get(self.adapter_path()) is not adapter:
-            return False
-        for sensor in self.sensors.values():
-            if sensor.in_range and sensor.path is None:
-                self.add_device(sensor)
-        return bool(adapter.props[ADAPTER]['Discovering'])
 
     def register_application(self, app_path):
         sender = Caller.sender
@@ -144,8 +100,8 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     # ---- devices ---------------------------------------------------------------------
 
-    def add_device(self, sensor):
-        path = self.adapter_path() + '/dev_' + sensor.address.replace(':', '_')
+    def add_device(self, sensor, adapter):
+        path = self.adapter_path(adapter) + '/dev_' + sensor.address.replace(':', '_')
         uuids = [uuid16(SERVICE_OF[sensor.kind]), uuid16(0x180F), uuid16(0x180A)]
         props = {
             'Address': dbus.String(sensor.address, variant_level=1),
@@ -158,48 +114,56 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             'Connected': dbus.Boolean(False, variant_level=1),
             'Trusted': dbus.Boolean(False, variant_level=1),
             'Blocked': dbus.Boolean(False, variant_level=1),
-            'Adapter': dbus.ObjectPath(self.adapter_path(), variant_level=1),
+            'Adapter': dbus.ObjectPath(self.adapter_path(adapter), variant_level=1),
             'RSSI': dbus.Int16(-58, variant_level=1),
             'ServicesResolved': dbus.Boolean(False, variant_level=1),
         }
         self.main.AddObject(path, DEVICE, props, [
-            ('Connect', '', '', lambda d: self.connect(sensor)),
-            ('Disconnect', '', '', lambda d: self.disconnect(sensor, 'org.bluez.Reason.Local', 'Connection terminated by local host')),
-            ('Pair', '', '', lambda d: self.pair(sensor)),
+            ('Connect', '', '', lambda d: self.connect(sensor, adapter)),
+            ('Disconnect', '', '', lambda d: self.disconnect(sensor, 'org.bluez.Reason.Local', 'Connection terminated by local host',
+                                                             adapter=adapter)),
+            ('Pair', '', '', lambda d: self.pair(sensor, d)),
             ('CancelPairing', '', '', ''),
         ])
-        sensor.path = path
+        sensor.paths[adapter] = path
         self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), {DEVICE: props}])
+        self.events.append(('DeviceAdded', sensor.address, adapter))
 
     def device(self, sensor):
         return mockobject.objects[sensor.path]
 
     def remove_device(self, path):
-        sensor = next((s for s in self.sensors.values() if s.path == str(path)), None)
-        if sensor is None:
+        found = next(((s, a) for s in self.sensors.values() for a, p in s.paths.items() if p == str(path)), None)
+        if found is None:
             raise dbus.exceptions.DBusException('Does Not Exist', name='org.bluez.Error.DoesNotExist')
-        if sensor.connected:
+        sensor, adapter = found
+        if sensor.connected and sensor.link == adapter:
             self.disconnect(sensor, 'org.bluez.Reason.Local', 'device removed')
-        self.remove_gatt(sensor)
-        self.main.RemoveObject(sensor.path)
-        self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(sensor.path), [DEVICE]])
-        sensor.path = None
+        if sensor.link is None:
+            self.remove_gatt(sensor)
+        self.main.RemoveObject(str(path))
+        self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), [DEVICE]])
+        del sensor.paths[adapter]
         # Removing the device drops BlueZ's GATT cache for it.
         sensor.faults.pop('stale_cache', None)
         self.events.append(('RemoveDevice', sensor.address))
 
-    def connect(self, sensor):
-        self.events.append(('Connect', sensor.address))
-        if not self.powered:
+    def connect(self, sensor, adapter):
+        self.events.append(('Connect', sensor.address, adapter))
+        if not self.powered[adapter]:
             raise dbus.exceptions.DBusException('Resource Not Ready', name='org.bluez.Error.NotReady')
         if sensor.faults.get('connect_abort', 0) > 0:
             sensor.faults['connect_abort'] -= 1
             raise dbus.exceptions.DBusException('le-connection-abort-by-local', name='org.bluez.Error.Failed')
-        if sensor.connected:
+        if sensor.connected and sensor.link == adapter:
             raise dbus.exceptions.DBusException('Already Connected', name='org.bluez.Error.AlreadyConnected')
-        self.establish(sensor)
+        if sensor.connected:
+            # One central at a time: connected elsewhere, it no longer advertises.
+            raise dbus.exceptions.DBusException('Page Timeout', name='org.bluez.Error.Failed')
+        self.establish(sensor, adapter)
 
-    def establish(self, sensor):
+    def establish(self, sensor, adapter):
+        sensor.link = adapter
         sensor.connected = True
         self.device(sensor).UpdateProperties(DEVICE, {'Connected': dbus.Boolean(True, variant_level=1)})
         GLib.idle_add(self.resolve, sensor)
@@ -220,13 +184,14 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     # ---- connection teardown ---------------------------------------------------------
 
-    def disconnect(self, sensor, reason, message, signal=True):
-        if not sensor.connected:
+    def disconnect(self, sensor, reason, message, signal=True, adapter=None):
+        if not sensor.connected or adapter not in (None, sensor.link):
             raise dbus.exceptions.DBusException('Not Connected', name='org.bluez.Error.NotConnected')
+        dev = self.device(sensor)
         sensor.connected = False
+        sensor.link = None
         sensor.notifying = False
         self.release_socket(sensor)
-        dev = self.device(sensor)
         self.remove_gatt(sensor)
         if signal:  # newer BlueZ only; older daemons just flip Connected
             dev.EmitSignal(DEVICE, 'Disconnected', 'ss', [reason, message])
@@ -236,8 +201,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     # ---- pairing ---------------------------------------------------------------------
 
-    def pair(self, sensor):
-        dev = self.device(sensor)
+    def pair(self, sensor, dev):
         stall = sensor.faults.pop('stall_pair', 0)
         if stall:
             # A bluetoothd that stops answering: the whole bus service blocks, as in the lab.
@@ -251,7 +215,7 @@ class MockBlueZ(GattMixin, dbus.service.Object):
         sender, agent_path, _capability = self.agent
         try:
             self.bus.call_blocking(sender, agent_path, 'org.bluez.Agent1', 'RequestAuthorization', 'o',
-                                   [dbus.ObjectPath(sensor.path)], timeout=10)
+                                   [dbus.ObjectPath(dev.path)], timeout=10)
         except dbus.exceptions.DBusException as e:
             self.pair_results.append((sensor.address, 'rejected-by-agent:' + e.get_dbus_name()))
             raise dbus.exceptions.DBusException('Authentication Rejected', name='org.bluez.Error.AuthenticationRejected')
@@ -283,8 +247,8 @@ class MockBlueZ(GattMixin, dbus.service.Object):
     def AutoConnect(self, address):
         """bluetoothd connects on its own, as a registered GattProfile1 makes it do."""
         sensor = self.sensors[str(address)]
-        if not sensor.connected and sensor.path is not None:
-            self.establish(sensor)
+        if not sensor.connected and sensor.paths:
+            self.establish(sensor, min(sensor.paths))
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
     def CloseNotifyFd(self, address):
@@ -305,26 +269,28 @@ class MockBlueZ(GattMixin, dbus.service.Object):
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='b', out_signature='')
     def SetPowered(self, on):
-        self.powered = bool(on)
-        if not self.powered:
-            for sensor in self.sensors.values():
-                if sensor.connected:
-                    self.disconnect(sensor, 'org.bluez.Reason.Local', 'adapter powered off')
-        adapter = mockobject.objects[self.adapter_path()]
-        adapter.UpdateProperties(ADAPTER, {'Powered': dbus.Boolean(self.powered, variant_level=1)})
+        """Every adapter at once."""
+        for name in self.adapter_names:
+            self.set_powered(name, bool(on))
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
     def RemoveAdapter(self):
-        for sensor in self.sensors.values():
-            if sensor.connected:
-                self.disconnect(sensor, 'org.bluez.Reason.Local', 'adapter removed')
-            sensor.path = None
-        bluez5.RemoveAdapterWithDevices(self.main, self.adapter_name)
-        self.adapter_present = False
+        """The first adapter goes, its connections closed first."""
+        self.remove_adapter(self.adapter_names[0], quietly=False)
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
     def AddAdapter(self):
-        self.add_adapter()
+        self.add_adapter(self.adapter_names[0])
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def UnplugAdapter(self, name):
+        """A dongle pulled mid-stream: its objects vanish, with no Connected=false before."""
+        self.remove_adapter(str(name), quietly=True)
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def PlugAdapter(self, name):
+        """The dongle is back: an adapter without device objects until discovery finds them."""
+        self.add_adapter(str(name))
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
     def EmitGarbage(self):
@@ -357,13 +323,15 @@ class MockBlueZ(GattMixin, dbus.service.Object):
             'acquire_notify': {s.address: s.acquire_calls for s in self.sensors.values()},
             'battery_start_notify': {s.address: s.battery_start_notify_calls for s in self.sensors.values()},
             'connected': {s.address: s.connected for s in self.sensors.values()},
+            'link': {s.address: s.link for s in self.sensors.values()},
+            'devices': {s.address: sorted(s.paths) for s in self.sensors.values()},
             'filter': self.discovery_filter,
             'applications': self.applications,
             'agent': self.agent,
             'pair_results': self.pair_results,
             'events': self.events,
-            'discovering': bool(self.adapter_present and self.adapter_path() in mockobject.objects and
-                                mockobject.objects[self.adapter_path()].props[ADAPTER]['Discovering']),
+            'discovering': self.discovering(self.adapter_names[0]),
+            'discovering_on': {name: self.discovering(name) for name in self.adapter_names},
         })
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='', out_signature='')
