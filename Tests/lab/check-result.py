@@ -45,7 +45,7 @@ def required(scenario, args):
                 'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused']
     if scenario == 'daemon-two-adapters':
         return ['adapters', 'strapd-running', 'spread', 'pinned', 'adapter-pulled', 'came-back', 'adapter-lost-logged'] + [
-            's%d-%s' % (i, k) for i in range(1, 5) for k in ('scan', 'pair', 'connect', 'delivery-2a37', 'decode-2a37')]
+            's%d-%s' % (i, k) for i in range(1, 5) for k in ('scan', 'connect', 'delivery-2a37', 'decode-2a37')]
     if scenario == 'powercut':
         # args: mode, boot I, cuts N: boots up to N record and cut, boots after the first judge
         try:
