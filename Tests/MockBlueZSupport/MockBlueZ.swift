@@ -99,6 +99,8 @@ public final class MockBlueZ: @unchecked Sendable {
 
     /// A dongle pulled mid-stream: the adapter's objects vanish, no `Connected=false` first.
     public func unplugAdapter(_ name: String) throws { try call("UnplugAdapter", [.string(name)]) }
+    /// A dongle pulled as real bluetoothd reports it: links down, powered off, then its objects go.
+    public func pullAdapter(_ name: String) throws { try call("PullAdapter", [.string(name)]) }
     /// The adapter is back, without device objects until discovery on it finds them.
     public func plugAdapter(_ name: String) throws { try call("PlugAdapter", [.string(name)]) }
 

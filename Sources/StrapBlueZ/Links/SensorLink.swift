@@ -138,9 +138,12 @@ public final class SensorLink: @unchecked Sendable {
         }
         let chosen = AdapterChoice.choose(candidates, current: devicePath, committed: machine.phase.occupiesAdapter)
         let (previous, previousAdapter) = (devicePath, adapterPath)
-        // Gone while its adapter is still there: bluetoothd announces an unplugged adapter's
-        // devices first (had the adapter gone first, the manager saw this link on it).
-        if let previous, let previousAdapter, mirror.device(previous) == nil, mirror.adapter(previousAdapter) != nil {
+        // Left while its adapter is still listed: bluetoothd announces an unplugged adapter's
+        // end piecemeal (its links drop, it powers off, its devices go, then it goes; seen with
+        // real bluetoothd in the lab), so the manager's report on the adapter's removal finds
+        // this link through `lostAdapter`, not through the adapter it uses by then.
+        if let previous, let previousAdapter, let adapter = mirror.adapter(previousAdapter),
+           mirror.device(previous) == nil || !adapter.powered {
             lostAdapter = previousAdapter
         }
         devicePath = chosen?.device.path

@@ -145,7 +145,7 @@ public final class SensorManager: @unchecked Sendable {
             registered.remove(path)
         case .propertiesChanged(let path, BlueZInterface.adapter, let changed):
             if let powered = changed["Powered"]?.bool {
-                BusLog.notice("adapter \(path) powered \(powered ? "on" : "off")")
+                BusLog.notice("adapter \(AdapterName.of(path)) powered \(powered ? "on" : "off")")
                 if !powered { drive(path, .lost) }
                 if powered { updateDiscovery() }
             }

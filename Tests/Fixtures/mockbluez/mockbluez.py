@@ -288,6 +288,14 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
         self.remove_adapter(str(name), quietly=True)
 
     @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
+    def PullAdapter(self, name):
+        """A dongle pulled as real bluetoothd 5.66 reported it in the lab (daemon-two-adapters):
+        each of its links Connected=false, the adapter Powered=false, then its objects go."""
+        name = str(name)
+        self.set_powered(name, False)
+        self.remove_adapter(name, quietly=False)
+
+    @dbus.service.method('org.strapd.MockBlueZ', in_signature='s', out_signature='')
     def PlugAdapter(self, name):
         """The dongle is back: an adapter without device objects until discovery finds them."""
         self.add_adapter(str(name))
