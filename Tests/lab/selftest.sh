@@ -51,6 +51,7 @@ daemon-pair-start|daemon-pair-connect start|300
 daemon-link-loss|daemon-link-loss|360
 daemon-bluetoothd-restart|daemon-bluetoothd-restart|300
 daemon-four-sensors|daemon-four-sensors|480
+daemon-two-adapters|daemon-two-adapters|480
 daemon-systemd|daemon-systemd|300
 powercut|powercut 3|1500"}
 

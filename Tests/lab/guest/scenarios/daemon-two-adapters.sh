@@ -77,9 +77,14 @@ if [ "$back" = "hci0 hci0 hci0 hci0" ]; then
 else
 	check came-back FAIL "after 90 s: s1..s4 on $back"
 fi
-gone=$(grep -a -c 'hci1.*is gone' "$STRAPD_LOG")
-if [ "$gone" = 1 ]; then check adapter-lost-logged OK "$(grep -a -m1 'hci1.*is gone' "$STRAPD_LOG" | cut -c1-200)"
-else check adapter-lost-logged FAIL "$gone lines about hci1 being gone"; fi
+# one line, naming every sensor that was on hci1
+gone=$(grep -a -c 'hci1.*is gone' "$STRAPD_LOG") line=$(grep -a -m1 'hci1.*is gone' "$STRAPD_LOG")
+named=yes
+for i in 1 2 3 4; do
+	[ "${BEFORE[s$i]}" = hci1 ] && [ "${line/${ADDR[s$i]}/}" = "$line" ] && named="no: ${ADDR[s$i]} missing"
+done
+if [ "$gone" = 1 ] && [ "$named" = yes ]; then check adapter-lost-logged OK "$(echo "$line" | sed 's/.*strapd\[[a-z]*\]: //' | cut -c1-220)"
+else check adapter-lost-logged FAIL "$gone line(s) about hci1 being gone, sensors named: $named; $line"; fi
 step "streaming ${SECS}s on hci0"
 sleep "$SECS"
 kill -USR1 "$BUMBLE_PID"; sleep 3            # sensors stop notifying (strapd flushes its capture every 2 s)
