@@ -54,7 +54,9 @@ public final class StoreStage: @unchecked Sendable {
     func enqueue(_ samples: [Sample]) {
         backlog.add(samples.count, ordering: .relaxed)
         queue.async { [self] in
-            pending += samples
+            // Usually nothing is pending: take the batch's buffer instead of copying (and
+            // retaining) every sample into ours.
+            if pending.isEmpty { pending = samples } else { pending += samples }
             if pending.count > maxPending {
                 let excess = pending.count - maxPending
                 lostWhileDegraded += excess

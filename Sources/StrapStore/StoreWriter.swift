@@ -62,11 +62,20 @@ final class StoreWriter: @unchecked Sendable {
         // sample through generic value witnesses.
         var ids: [Int] = []
         ids.reserveCapacity(samples.count)
-        for s in samples {
-            let identity = IdentityKey(device: ObjectIdentifier(s.device), type: s.type)
-            if let known = streamsByIdentity[identity] {
-                ids.append(known.id); continue
+        // Runs of one sensor's samples of one type are the rule (a notification's samples, a
+        // sensor's batch): the previous sample's stream is checked before any hashing.
+        var previous: (identity: IdentityKey, id: Int)?
+        for k in samples.indices {
+            let identity = IdentityKey(device: ObjectIdentifier(samples[k].device), type: samples[k].type)
+            if let previous, previous.identity == identity {
+                ids.append(previous.id); continue
             }
+            if let known = streamsByIdentity[identity] {
+                ids.append(known.id)
+                previous = (identity, known.id)
+                continue
+            }
+            let s = samples[k]
             let key = StreamKey(type: s.type, device: s.device)
             var id = streamIDs[key] ?? newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id
             if id == nil {
