@@ -19,37 +19,37 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     public let settings: MQTTSettings
     let queue = DispatchQueue(label: "strapd.mqtt")
-    private let store: Store
+    let store: Store
     let log: @Sendable (LogLevel, String) -> Void
     private let random: @Sendable () -> Double
 
     // Confined to `queue`.
-    private var connection: MosquittoConnection?
+    var connection: MosquittoConnection?
     private var client: MosquittoClient? { connection?.client }
     private var generation = 0
-    private var connected = false
+    var connected = false
     private var stopping = false
     var window: DeliveryWindow
-    private var backoff: ReconnectBackoff
-    private var persisted: UInt64
+    var backoff: ReconnectBackoff
+    var persisted: UInt64
     private var retained: [String: [UInt8]] = [:]
     private var retainedOrder: [String] = []
     var topicCache: [TopicKey: String] = [:]
-    private var caughtUpAt: Double
+    var caughtUpAt: Double
     private var timer: DispatchSourceTimer?
     private var observation: CommitObservation?
     var payload: [UInt8] = []
     private var unsentRetained: Set<String> = []
     private var backlog = DeliveryBacklog()
-    private var connectedAt: Double?
-    private var ticks = 0
-    private var lastAckAt = 0.0
+    var connectedAt: Double?
+    var ticks = 0
+    var lastAckAt = 0.0
     /// Seconds between cursor writes while delivering (and one at stop).
     static let persistEvery = 5
 
     private let acks = Mutex<[(mid: Int32, reason: Int32)]>([])
     private let pumpScheduled = Atomic<Bool>(false)
-    private let snapshot = Mutex(MQTTStatus())
+    let snapshot = Mutex(MQTTStatus())
     /// libmosquitto's last error or warning line: a TLS verification failure is named only
     /// there. Written from its callbacks (on the queue, or the connecting thread).
     private let libraryLog = Mutex<String?>(nil)
@@ -306,7 +306,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     static let coalescing = DispatchTimeInterval.seconds(1)
 
-    private func burst() {
+    func burst() {
         guard let connection, connected else { return }
         connection.corked {
             publishRetained()
@@ -400,62 +400,5 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var readTypes: Set<ObjectType>? {
         guard let types = settings.types else { return nil }
         return Set(types.map { ObjectType.quantity($0) } + [.workout])
-    }
-
-    // MARK: cursor and status
-
-    private func noteProgress(published: UInt64 = 0, acknowledged: UInt64 = 0) {
-        let now = Self.now()
-        if window.cursor >= store.latestAnchor { caughtUpAt = now }
-        let cursor = window.cursor, behind = now - caughtUpAt
-        update {
-            $0.published &+= published
-            $0.acknowledged &+= acknowledged
-            $0.cursor = cursor
-            $0.lagSeconds = behind
-        }
-    }
-
-    private func tick() {
-        if connected, let since = connectedAt, Self.now() - since > 30 { backoff.reset() }
-        // Messages in flight and no acknowledgement for this long: the connection is dead
-        // even if nothing said so (a network thread ended by a fatal error, a half-open TCP).
-        if connected, window.inFlight > 0, Self.now() - lastAckAt > Double(max(10, settings.keepAlive * 3 / 2)) {
-            return failed(.configuration("no acknowledgement from the broker for \(Int(Self.now() - lastAckAt)) s with \(window.inFlight) messages in flight"))
-        }
-        if let connection {
-            let rc = connection.misc()
-            if rc != MOSQ_ERR_SUCCESS.rawValue { return failed(.lost(rc)) }
-        }
-        noteProgress()
-        ticks &+= 1
-        // Two fsyncs per write: not every second. A crash republishes at most these seconds.
-        if ticks % Self.persistEvery == 0 { persist() }
-        if connected { burst() }
-    }
-
-    private func persist() {
-        guard window.cursor != persisted else { return }
-        let c = DeliveryCursor(anchor: window.cursor, broker: settings.broker.description, prefix: settings.topics.prefix)
-        do throws(SystemCallError) {
-            try c.save(settings.cursorPath)
-            persisted = c.anchor
-        } catch {
-            log(.error, "mqtt: cannot persist the delivery cursor: \(error) (delivery continues; a restart republishes from \(persisted))")
-        }
-    }
-
-    private func update(_ body: (inout MQTTStatus) -> Void) { snapshot.withLock { body(&$0) } }
-
-    static func now() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-    }
-
-    static func wall() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }
