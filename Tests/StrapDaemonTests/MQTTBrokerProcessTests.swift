@@ -117,15 +117,23 @@ import ThirdPartyReaders
         #expect(daemon.log.contains(reason), "not in the log", sourceLocation: sourceLocation)
     }
 
-    @Test func aWrongPasswordIsAClearErrorAndRetried() throws {
+    /// A broker that wants a password and a strapd started with the wrong one (`extra` settings
+    /// added); the broker is returned so that it lives as long as the test.
+    static func refusedDaemon(_ extra: [String] = [], name: String = #function) throws -> (MosquittoBroker, DaemonProcess) {
         let broker = try MosquittoBroker()
         let passwords = try broker.writePasswords(["strapd": "right"])
         try broker.start(["allow_anonymous false", "password_file \(passwords)"])
-        let daemon = try DaemonProcess()
+        let daemon = try DaemonProcess(name: name)
         let secret = daemon.directory + "/pw"
         try "wrong\n".write(toFile: secret, atomically: true, encoding: .utf8)
         chmod(secret, 0o600)
-        try daemon.start(D.mqttArguments(port: broker.port, ["mqtt.username=strapd", "mqtt.password_file=\(secret)"]))
+        try daemon.start(D.mqttArguments(port: broker.port, ["mqtt.username=strapd", "mqtt.password_file=\(secret)"] + extra))
+        return (broker, daemon)
+    }
+
+    @Test func aWrongPasswordIsAClearErrorAndRetried() throws {
+        let (broker, daemon) = try Self.refusedDaemon()
+        defer { withExtendedLifetime(broker) {} }
         try Self.expectRefused(daemon, "Not authorized")
         daemon.signal(SIGTERM)
     }
@@ -139,15 +147,8 @@ import ThirdPartyReaders
     /// code too); it guards the path: many refusals later, clients on fresh descriptors are
     /// still answered and SIGTERM still stops the daemon.
     @Test func clientsAndSignalsStillWorkThroughManyRefusedConnections() throws {
-        let broker = try MosquittoBroker()
-        let passwords = try broker.writePasswords(["strapd": "right"])
-        try broker.start(["allow_anonymous false", "password_file \(passwords)"])
-        let daemon = try DaemonProcess()
-        let secret = daemon.directory + "/pw"
-        try "wrong\n".write(toFile: secret, atomically: true, encoding: .utf8)
-        chmod(secret, 0o600)
-        try daemon.start(D.mqttArguments(port: broker.port, ["mqtt.username=strapd", "mqtt.password_file=\(secret)",
-                                                             "mqtt.reconnect_min=100ms", "mqtt.reconnect_max=100ms"]))
+        let (broker, daemon) = try Self.refusedDaemon(["mqtt.reconnect_min=100ms", "mqtt.reconnect_max=100ms"])
+        defer { withExtendedLifetime(broker) {} }
         let until = Date().addingTimeInterval(5)
         var answered = 0
         while Date() < until {

@@ -171,6 +171,19 @@ store_dump() {
 	rm -f "$file.page"
 }
 
+# sensor_store_check NAME ADDRESS [check_notify options...]: one of several Bumble sensors
+# (its lines of $OUT/sensors.log) against the heart-rate samples stored for ADDRESS in
+# $OUT/anchored.json (store_dump), exactly once and decoded; checks prefixed "NAME-".
+sensor_store_check() {
+	local name=$1 addr=$2
+	shift 2
+	grep "\"sensor\": \"$name\"" "$OUT/sensors.log" > "$OUT/sensor-$name.log"
+	python3 "$PY/store_to_received.py" "$OUT/anchored.json" --device "$addr" > "$OUT/received-$name.jsonl"
+	python3 "$PY/check_notify.py" --received "$OUT/received-$name.jsonl" --sensor "$OUT/sensor-$name.log" --uuids 2a37 \
+		--prefix "$name-" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --report "$OUT/notify-check-$name.json" \
+		--checks "$OUT/checks.jsonl" "$@"
+}
+
 # store_check [check_notify options...]: dump the store, convert, run the exactly-once check.
 store_check() {
 	store_dump "$OUT/anchored.json" ||

@@ -29,12 +29,9 @@ kill -USR1 "$BUMBLE_PID"; sleep 3            # sensors stop notifying; hci0 stay
 store_dump "$OUT/anchored.json" || { check store-read FAIL "$(tail -2 "$OUT/anchored.err")"; exit 1; }
 rc=0
 for i in 1 2 3 4; do
-	grep "\"sensor\": \"s$i\"" "$OUT/sensors.log" > "$OUT/sensor-s$i.log"
-	python3 "$PY/store_to_received.py" "$OUT/anchored.json" --device "${ADDR[s$i]}" > "$OUT/received-s$i.jsonl"
 	# Heart rate from the store (one sample per notification); every characteristic from
 	# strapd's raw --record capture (see store_check in daemon.sh).
-	python3 "$PY/check_notify.py" --received "$OUT/received-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" --uuids 2a37 \
-		--prefix "s$i-" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
+	sensor_store_check "s$i" "${ADDR[s$i]}" || rc=1
 	python3 "$PY/capture_to_received.py" "$OUT/capture.jsonl" --device "${ADDR[s$i]}" > "$OUT/captured-s$i.jsonl"
 	python3 "$PY/check_notify.py" --received "$OUT/captured-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" \
 		--prefix "s$i-capture-" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" --report "$OUT/capture-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1

@@ -91,10 +91,6 @@ kill -USR1 "$BUMBLE_PID"; sleep 3            # sensors stop notifying (strapd fl
 store_dump "$OUT/anchored.json" || { check store-read FAIL "$(tail -2 "$OUT/anchored.err")"; exit 1; }
 rc=0
 for i in 1 2 3 4; do
-	grep "\"sensor\": \"s$i\"" "$OUT/sensors.log" > "$OUT/sensor-s$i.log"
-	python3 "$PY/store_to_received.py" "$OUT/anchored.json" --device "${ADDR[s$i]}" > "$OUT/received-s$i.jsonl"
-	python3 "$PY/check_notify.py" --received "$OUT/received-s$i.jsonl" --sensor "$OUT/sensor-s$i.log" --uuids 2a37 \
-		--in-flight-excused 1.5 --prefix "s$i-" --strapctl "$DECODER" --decode-cache "$DECODE_CACHE" \
-		--report "$OUT/notify-check-s$i.json" --checks "$OUT/checks.jsonl" || rc=1
+	sensor_store_check "s$i" "${ADDR[s$i]}" --in-flight-excused 1.5 || rc=1
 done
 exit $rc
