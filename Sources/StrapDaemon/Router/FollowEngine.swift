@@ -14,7 +14,9 @@ import Synchronization
 final class FollowEngine: @unchecked Sendable {
     /// What the engine has done, for tests and diagnosis (relaxed counts).
     struct Counters: Sendable, Equatable {
-        /// Passes over the parked followers (one per commit while someone is parked).
+        /// Passes over the parked followers (one per commit while someone is parked), counted
+        /// once a pass's own work is done and before its followers' writes are sent, so a
+        /// reader that sees the count also sees every look and page of that pass.
         var passes = 0
         /// Times a follower looked at the store's durable end before reading or parking.
         var looks = 0
@@ -47,7 +49,7 @@ final class FollowEngine: @unchecked Sendable {
     }
 
     var counters: Counters {
-        Counters(passes: passCount.load(ordering: .relaxed), looks: lookCount.load(ordering: .relaxed),
+        Counters(passes: passCount.load(ordering: .acquiring), looks: lookCount.load(ordering: .relaxed),
                  reads: readCount.load(ordering: .relaxed), parked: parkedFollowers.withLock { $0.count },
                  quietPages: quietCount.load(ordering: .relaxed))
     }
@@ -99,7 +101,6 @@ final class FollowEngine: @unchecked Sendable {
 
     /// On `queue`: every follower the durable end has passed goes back to reading.
     private func pass() {
-        passCount.add(1, ordering: .relaxed)
         let latest = store.latestAnchor
         let due = parkedFollowers.withLock { parked -> [(follower: FollowStream, anchor: UInt64)] in
             let due = parked.filter { $0.value.anchor < latest }
@@ -112,6 +113,7 @@ final class FollowEngine: @unchecked Sendable {
             guard let hop = follower.resume(from: anchor) else { continue }
             hops[ObjectIdentifier(hop.queue), default: (hop.queue, [])].work.append(hop.work)
         }
+        passCount.add(1, ordering: .releasing)
         for (queue, work) in hops.values { queue.async { for w in work { w() } } }
     }
 }
