@@ -80,7 +80,7 @@ final class BlueZConnection: @unchecked Sendable {
             client.observe { [weak self, weak client] event in
                 guard let self, let client else { return }
                 self.events.bluez(event, client)
-                self.updateDegraded()
+                if Self.mayChangeReadiness(event) { self.updateDegraded() }
             }
             // BlueZClient leaves reconnecting to the bus itself to us (dbus-daemon restarted).
             bus.onDisconnect { [weak self, weak bus] in
@@ -125,6 +125,17 @@ final class BlueZConnection: @unchecked Sendable {
         // Not closed inside its own disconnect callback.
         queue.async { old?.close() }
         failed(.closed)
+    }
+
+    /// Whether `event` can change what `updateDegraded` finds: not a notification's
+    /// PropertiesChanged (it walked every mirrored object, per notification).
+    private static func mayChangeReadiness(_ event: BlueZEvent) -> Bool {
+        switch event {
+        case .availability: true
+        case .interfacesAdded(_, let interfaces), .interfacesRemoved(_, let interfaces): interfaces.contains(BlueZInterface.adapter)
+        case .propertiesChanged(_, let interface, _): interface == BlueZInterface.adapter
+        case .deviceDisconnected: false
+        }
     }
 
     private func updateDegraded(log: Bool = true) {

@@ -13,7 +13,7 @@ import StrapSystem
 /// (on the state `DeviceRegistry` keeps).
 public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sendable {
     /// The bus queue: sd-bus and every BlueZ object live here.
-    public let queue = DispatchQueue(label: "strapd.bluez")
+    public let queue: DispatchQueue
     private let logger: Logger
     private let submit: @Sendable (SensorEvent) -> Void
     /// Link-quality readings for live subscribers (set before `start`).
@@ -24,7 +24,11 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
     /// Confined to `queue`: what the operations work on.
     private let registry: DeviceRegistry
 
-    public init(settings: Settings, logger: Logger, submit: @escaping @Sendable (SensorEvent) -> Void) {
+    /// `target`: the queue the bus queue runs on, nil for a queue of its own (see
+    /// `BlueZDeviceService.make` in the daemon for why it shares the pipeline's). Code on
+    /// `target` must then never wait for this service (`snapshot`, `start`, `stop`).
+    public init(settings: Settings, logger: Logger, target: DispatchQueue? = nil, submit: @escaping @Sendable (SensorEvent) -> Void) {
+        queue = DispatchQueue(label: "strapd.bluez", target: target)
         self.logger = logger
         self.submit = submit
         registry = DeviceRegistry(settings: settings, logger: logger)

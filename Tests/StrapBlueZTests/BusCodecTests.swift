@@ -64,6 +64,22 @@ final class BusCodecTests {
                                   [.dictEntry(key: .string("org.bluez.Device1"),
                                               value: .vardict([("Name", .string("H10")), ("RSSI", .int16(-61)), ("Connected", .boolean(true))]))]))])
 
+    /// sd-bus's own call timeouts run on the Bus's timer, which is set only when sd-bus's
+    /// deadline changes: a call nobody answers ends with NoReply, calls in between are not
+    /// held up, and a second unanswered call after the first timer fired times out too.
+    @Test func unansweredCallsTimeOutThroughTheBusTimer() throws {
+        let client = self.client
+        for round in 0..<2 {
+            let hung: Result<[DBusValue], BusError> = try onQueue(queue, timeout: 20) { done in
+                client.call(destination: "org.strapd.Echo", path: ObjectPath(unchecked: "/echo"), interface: "org.strapd.Echo",
+                            member: "Hang", timeoutMicroseconds: 300_000) { done($0) }
+            }
+            guard case .failure(.reply(let reply)) = hung else { Issue.record("round \(round): \(hung)"); continue }
+            #expect(reply.name == "org.freedesktop.DBus.Error.NoReply")
+            #expect(try call("Echo", [.variant(.string("after \(round)"))]).get() == [.variant(.string("after \(round)"))])
+        }
+    }
+
     @Test func encodedValuesReadBackByBusctl() throws {
         let cases: [(DBusValue, String)] = [
             (.bytes([0x10, 0x48, 0xff]), #"{"type":"v","data":[{"type":"ay","data":[16,72,255]}]}"#),

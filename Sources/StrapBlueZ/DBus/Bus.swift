@@ -13,6 +13,10 @@ public final class Bus: @unchecked Sendable {
     private var writeSource: DispatchSourceWrite?
     private var writeSuspended = true
     private var timer: DispatchSourceTimer?
+    /// sd-bus's deadline the timer was last set to (µs; UInt64.max: none; 0: not armed).
+    /// Setting a Dispatch timer wakes libdispatch's manager thread, so an unchanged deadline
+    /// (no call pending, the usual case for each notification) is not set again.
+    private var armedDeadline: UInt64 = 0
     private var disconnectHandlers: [@Sendable () -> Void] = []
     public private(set) var isOpen = false
     /// Logs calls that stay unanswered (SlowCallWatch.threshold) and their late answers.
@@ -104,8 +108,13 @@ public final class Bus: @unchecked Sendable {
         write.setEventHandler { @Sendable [weak self] in self?.pump() }
         writeSource = write
         let t = DispatchSource.makeTimerSource(queue: queue)
-        t.setEventHandler { @Sendable [weak self] in self?.pump() }
+        t.setEventHandler { @Sendable [weak self] in
+            // A one-shot timer that fired is armed no more, whatever sd-bus says next.
+            self?.armedDeadline = 0
+            self?.pump()
+        }
         t.schedule(deadline: .distantFuture)
+        armedDeadline = UInt64.max
         t.resume()
         timer = t
         queue.async { [weak self] in self?.pump() }
@@ -154,7 +163,10 @@ public final class Bus: @unchecked Sendable {
         if wantWrite && writeSuspended { writeSource?.resume(); writeSuspended = false }
         if !wantWrite && !writeSuspended { writeSource?.suspend(); writeSuspended = true }
         var usec: UInt64 = 0
-        if sd_bus_get_timeout(raw, &usec) >= 0, usec != UInt64.max {
+        if sd_bus_get_timeout(raw, &usec) < 0 { usec = UInt64.max }
+        guard usec != armedDeadline else { return }
+        armedDeadline = usec
+        if usec != UInt64.max {
             var now = timespec()
             clock_gettime(CLOCK_MONOTONIC, &now)
             let nowUsec = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000

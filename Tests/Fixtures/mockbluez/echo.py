@@ -25,6 +25,12 @@ class Echo(dbus.service.Object):
     def Echo(self, value):
         return value
 
+    @dbus.service.method('org.strapd.Echo', in_signature='', out_signature='',
+                         async_callbacks=('ok', 'err'))
+    def Hang(self, ok, err):
+        # Never answered: the caller's own timeout has to end the call.
+        self.hung = getattr(self, 'hung', []) + [(ok, err)]
+
 
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(sys.argv[1])
