@@ -104,3 +104,31 @@ int cshims_malloc_fixed_thresholds(int mmap_threshold, int trim_threshold) {
 int cshims_malloc_trim(void) {
     return malloc_trim(0);
 }
+
+#include <link.h>
+#include <sys/mman.h>
+
+/* The main program is the first object dl_iterate_phdr reports. */
+static int code_segment_of_program(struct dl_phdr_info *info, size_t size, void *out) {
+    (void)size;
+    uintptr_t *range = out;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !(ph->p_flags & PF_W)) {
+            range[0] = info->dlpi_addr + ph->p_vaddr;
+            range[1] = range[0] + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 1;
+}
+
+long cshims_release_code_pages(void) {
+    uintptr_t range[2] = {0, 0};
+    dl_iterate_phdr(code_segment_of_program, range);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (range[0] + page - 1) & ~(page - 1), end = range[1] & ~(page - 1);
+    if (range[1] == 0 || end <= start) { errno = ENOENT; return -1; }
+    if (madvise((void *)start, end - start, MADV_DONTNEED) != 0) return -1;
+    return (long)(end - start);
+}

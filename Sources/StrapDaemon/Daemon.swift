@@ -114,6 +114,7 @@ public final class Daemon: @unchecked Sendable {
             ServiceSteps("notifier", start: { [self] in
                 logger.notice("strapd \(Self.version) listening on \(frontEnd.activated ? "socket-activated fd" : c.daemon.socket), store \(c.daemon.stateDirectory)/store at anchor \(self.store?.latestAnchor ?? 0)")
                 _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
+                releaseCodePages(log: true)
             }, stop: {
                 _ = try? SystemdNotifier.notify(.stopping)
             }),
@@ -144,12 +145,28 @@ public final class Daemon: @unchecked Sendable {
         rate.record(samples: context.pipeline.counters.samples, at: ReceiveTime.now().monotonic)
         recorder?.flush()
         ticks &+= 1
-        // Once a minute: free heap pages back to the kernel (MallocArenas.returnFreedMemory).
-        if ticks % 30 == 0 { MallocArenas.trim() }
+        // Once a minute: free heap pages back to the kernel (MallocArenas.returnFreedMemory),
+        // and code pages that the last minute did not use (CodePages; the ones it uses come
+        // back at once, as minor faults).
+        if ticks % 30 == 0 {
+            MallocArenas.trim()
+            releaseCodePages()
+        }
         let summary = currentStatus().summary
         if summary != lastStatus {
             lastStatus = summary
             SystemdNotifier.notifyInBackground(.status(summary))
+        }
+    }
+
+    /// At start-up (`log`) and once a minute; failure (a kernel without MADV_DONTNEED on this
+    /// mapping) only costs memory, so it is said once, at start-up.
+    private func releaseCodePages(log: Bool = false) {
+        do throws(SystemCallError) {
+            let bytes = try CodePages.release()
+            if log { logger.debug("code pages handed back: \(bytes >> 20) MiB of the program's code and read-only data") }
+        } catch {
+            if log { logger.info("code pages stay mapped: \(error)") }
         }
     }
 
