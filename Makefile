@@ -65,7 +65,7 @@ demo-mqtt: deps
 	scripts/mqtt-demo.sh
 
 # Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,
-# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g, libmosquitto1.
+# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g (and libmosquitto1 for [mqtt]).
 BINDIR     ?= $(PREFIX)/bin
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR?= /usr/lib/sysusers.d

@@ -43,6 +43,9 @@ let package = Package(
         // The MQTT client behind the publisher (docs/mqtt.md): no hand-written MQTT.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CShims"),
+        // libmosquitto loaded with dlopen once [mqtt] is configured, not linked: linked, its
+        // OpenSSL cost every strapd ~1.7 MB of resident memory (docs/dependencies.md).
+        .target(name: "CMosquittoLoader", linkerSettings: [.linkedLibrary("dl")]),
         // The HCI connection lookup behind link quality; StrapBluetooth's C companion.
         .target(name: "CHCI"),
         // The OS edge over them: typed Errno, the injectable syscall table (EINTR retried in
@@ -74,7 +77,7 @@ let package = Package(
         .target(name: "StrapSimulator", dependencies: ["StrapGATT"]),
         // The publisher: the store as an anchored follower, delivered through libmosquitto.
         .target(name: "StrapMQTT", dependencies: ["StrapMQTTProtocol", "StrapStore", "StrapModel", "StrapWire", "StrapConfig",
-                                                  "StrapOS", "CMosquitto"]),
+                                                  "StrapOS", "CMosquittoLoader"]),
         .target(name: "StrapBluetooth", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "StrapIngest", "StrapModel",
                                                        "StrapConfig", "StrapSystem", "StrapOS", "CBluetooth", "CHCI", "CShims"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel",

@@ -36,6 +36,8 @@ public final class Daemon: @unchecked Sendable {
     private var lastStatus = ""
     /// Status ticks so far (every 2 s), confined to `queue`.
     private var ticks = 0
+    /// Connected sensors at the last status tick (code pages are handed back when it changes).
+    private var connectedAtLastTick = 0
     private var rate = RateMeter()
     private var stopping = false
     private var storeDegraded: String?
@@ -147,11 +149,16 @@ public final class Daemon: @unchecked Sendable {
         ticks &+= 1
         // Once a minute: free heap pages back to the kernel (MallocArenas.returnFreedMemory),
         // and code pages that the last minute did not use (CodePages; the ones it uses come
-        // back at once, as minor faults).
+        // back at once, as minor faults). Code pages also when a sensor came or went: pairing,
+        // GATT discovery and subscribing run once per link and map much code.
+        let connected = context.directory.connectedCount
         if ticks % 30 == 0 {
             MallocArenas.trim()
             releaseCodePages()
+        } else if connected != connectedAtLastTick {
+            releaseCodePages()
         }
+        connectedAtLastTick = connected
         let summary = currentStatus().summary
         if summary != lastStatus {
             lastStatus = summary

@@ -34,6 +34,9 @@ final class MQTTService: LifecycleService {
         do throws(MQTTError) {
             settings = try MQTTSettings.resolve(configuration.mqtt, stateDirectory: configuration.daemon.stateDirectory,
                                                 hostname: Self.hostname(), environment: environment)
+            // Loaded only now that a broker is configured (CMosquittoLoader); missing, strapd
+            // does not start rather than run without the publisher it was asked for.
+            try MosquittoLibrary.load()
         } catch {
             throw .configuration(error.description)
         }

@@ -3,14 +3,21 @@ import FoundationEssentials
 import Glibc
 import StrapIngest
 import StrapOS
+import Synchronization
 
 /// `--record FILE`: appends every raw event as a capture line, off the ingest path.
+///
+/// Lines collect in a buffer under a lock and are written by `flush` (the daemon's 2 s status
+/// timer, and shutdown) or, past 64 KiB, on the recorder's queue: a hop per event woke a
+/// thread per notification.
 public final class Recorder: @unchecked Sendable {
     let queue = DispatchQueue(label: "strapd.recorder")
     private let file: OpenFile
+    private let pending = Mutex<[UInt8]>([])
     /// Confined to `queue`.
-    private var buffer: [UInt8] = []
     private var failed: String?
+
+    static let writeAt = 64 * 1024
 
     public init(path: String) throws(SystemCallError) {
         file = try OpenFile(path: path, flags: O_WRONLY | O_APPEND | O_CREAT, mode: 0o644)
@@ -18,10 +25,11 @@ public final class Recorder: @unchecked Sendable {
 
     public func record(_ event: SensorEvent) {
         let line = CaptureFormat.line(event) + "\n"
-        queue.async { [self] in
+        let full = pending.withLock { buffer in
             buffer.append(contentsOf: line.utf8)
-            if buffer.count >= 64 * 1024 { writeOut() }
+            return buffer.count >= Self.writeAt
         }
+        if full { queue.async { [self] in writeOut() } }
     }
 
     /// Writes what is buffered; called on a timer by the daemon and at shutdown.
@@ -29,10 +37,15 @@ public final class Recorder: @unchecked Sendable {
 
     public var error: String? { queue.sync { failed } }
 
+    /// On `queue`, so writes keep their order.
     private func writeOut() {
-        guard !buffer.isEmpty, failed == nil else { return }
-        do throws(SystemCallError) { try file.writeAll(buffer) } catch { failed = error.description }
-        buffer.removeAll(keepingCapacity: true)
+        let bytes = pending.withLock { buffer in
+            let taken = buffer
+            buffer = []
+            return taken
+        }
+        guard !bytes.isEmpty, failed == nil else { return }
+        do throws(SystemCallError) { try file.writeAll(bytes) } catch { failed = error.description }
     }
 }
 

@@ -1,4 +1,4 @@
-import CMosquitto
+import CMosquittoLoader
 import Dispatch
 import Glibc
 import StrapModel

@@ -1,4 +1,4 @@
-import CMosquitto
+import CMosquittoLoader
 import Dispatch
 import Glibc
 import StrapModel
@@ -315,7 +315,7 @@ public final class MQTTPublisher: @unchecked Sendable {
         connection.flush()
     }
 
-    /// Inside `mosquitto_loop_read`, on the queue: only noted here (acting now could end the
+    /// Inside `strap_mosquitto_loop_read`, on the queue: only noted here (acting now could end the
     /// connection under libmosquitto's feet); `serviced` or a stop's poll drains them.
     private func acknowledged(_ mid: Int32, _ reason: Int32) {
         acks.withLock { $0.append((mid, reason)) }

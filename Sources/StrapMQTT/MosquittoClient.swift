@@ -1,4 +1,4 @@
-import CMosquitto
+import CMosquittoLoader
 import Glibc
 import Synchronization
 
@@ -30,46 +30,47 @@ final class MosquittoClient: @unchecked Sendable {
         var will: (topic: String, payload: String)?
     }
 
-    private static let initialized: Bool = { mosquitto_lib_init(); return true }()
+    private static let initialized: Bool = { strap_mosquitto_lib_init(); return true }()
 
     private let handle: OpaquePointer
     private let events: Events
     private let closed = Atomic<Bool>(false)
 
     init(_ o: Options, events: Events) throws(MQTTError) {
+        try MosquittoLibrary.load()
         _ = Self.initialized
         self.events = events
         // clean_session: the cursor, not the broker, remembers what was delivered.
-        guard let h = mosquitto_new(o.clientID, true, nil) else { throw .system("mosquitto_new", String(cString: strerror(errno))) }
+        guard let h = strap_mosquitto_new(o.clientID, true, nil) else { throw .system("mosquitto_new", String(cString: strerror(errno))) }
         handle = h
-        mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
+        strap_mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
         do throws(MQTTError) {
-            try check("protocol", mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, o.protocolVersion))
+            try check("protocol", strap_mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, o.protocolVersion))
             // Our window bounds what is in flight; libmosquitto must not queue behind it.
-            try check("max_inflight", mosquitto_max_inflight_messages_set(h, UInt32(o.maxInflight)))
-            if o.protocolVersion == MQTT_PROTOCOL_V5 { _ = mosquitto_int_option(h, MOSQ_OPT_SEND_MAXIMUM, Int32(min(o.maxInflight, 65535))) }
-            if let u = o.username { try check("username", mosquitto_username_pw_set(h, u, o.password)) }
+            try check("max_inflight", strap_mosquitto_max_inflight_messages_set(h, UInt32(o.maxInflight)))
+            if o.protocolVersion == MQTT_PROTOCOL_V5 { _ = strap_mosquitto_int_option(h, MOSQ_OPT_SEND_MAXIMUM, Int32(min(o.maxInflight, 65535))) }
+            if let u = o.username { try check("username", strap_mosquitto_username_pw_set(h, u, o.password)) }
             if o.tls {
-                if o.caFile == nil { try check("tls os certs", mosquitto_int_option(h, MOSQ_OPT_TLS_USE_OS_CERTS, 1)) }
-                try check("tls", mosquitto_tls_set(h, o.caFile, nil, o.certFile, o.keyFile, nil))
+                if o.caFile == nil { try check("tls os certs", strap_mosquitto_int_option(h, MOSQ_OPT_TLS_USE_OS_CERTS, 1)) }
+                try check("tls", strap_mosquitto_tls_set(h, o.caFile, nil, o.certFile, o.keyFile, nil))
                 if !o.tlsVerify {
-                    try check("tls_opts", mosquitto_tls_opts_set(h, 0, nil, nil))
-                    try check("tls_insecure", mosquitto_tls_insecure_set(h, true))
+                    try check("tls_opts", strap_mosquitto_tls_opts_set(h, 0, nil, nil))
+                    try check("tls_insecure", strap_mosquitto_tls_insecure_set(h, true))
                 }
             }
             if let w = o.will {
-                try check("will", mosquitto_will_set(h, w.topic, Int32(w.payload.utf8.count), w.payload, 1, true))
+                try check("will", strap_mosquitto_will_set(h, w.topic, Int32(w.payload.utf8.count), w.payload, 1, true))
             }
             // A client left alone must not reconnect on its own before `close` ends it.
-            _ = mosquitto_reconnect_delay_set(h, 3600, 3600, false)
+            _ = strap_mosquitto_reconnect_delay_set(h, 3600, 3600, false)
         } catch {
-            mosquitto_destroy(h)
+            strap_mosquitto_destroy(h)
             throw error
         }
-        mosquitto_connect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.connected(rc) }
-        mosquitto_disconnect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.disconnected(rc) }
-        mosquitto_publish_v5_callback_set(h) { _, obj, mid, reason, _ in MosquittoClient.client(obj)?.events.acknowledged(mid, reason) }
-        mosquitto_log_callback_set(h) { _, obj, level, text in
+        strap_mosquitto_connect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.connected(rc) }
+        strap_mosquitto_disconnect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.disconnected(rc) }
+        strap_mosquitto_publish_v5_callback_set(h) { _, obj, mid, reason, _ in MosquittoClient.client(obj)?.events.acknowledged(mid, reason) }
+        strap_mosquitto_log_callback_set(h) { _, obj, level, text in
             guard level & Int32(MOSQ_LOG_ERR | MOSQ_LOG_WARNING) != 0, let text else { return }
             MosquittoClient.client(obj)?.events.logged(level, String(cString: text))
         }
@@ -84,43 +85,55 @@ final class MosquittoClient: @unchecked Sendable {
     /// Blocking: name lookup and TCP (or unix socket, `port` 0); the TLS handshake and the
     /// broker's CONNACK follow as the socket is serviced (`loopRead`, `loopWrite`).
     func connect(host: String, port: Int, keepAlive: Int) throws(MQTTError) {
-        try check("connect", mosquitto_connect(handle, host, Int32(port), Int32(keepAlive)))
+        try check("connect", strap_mosquitto_connect(handle, host, Int32(port), Int32(keepAlive)))
     }
 
-    var socket: Int32 { mosquitto_socket(handle) }
+    var socket: Int32 { strap_mosquitto_socket(handle) }
     /// Reads what arrived (callbacks run inside); `MOSQ_ERR_*`.
-    func loopRead() -> Int32 { mosquitto_loop_read(handle, 64) }
-    func loopWrite() -> Int32 { mosquitto_loop_write(handle, 64) }
+    func loopRead() -> Int32 { strap_mosquitto_loop_read(handle, 64) }
+    func loopWrite() -> Int32 { strap_mosquitto_loop_write(handle, 64) }
     /// Keepalive: PINGREQ when due, and the end of a connection whose PINGRESP never came.
-    func loopMisc() -> Int32 { mosquitto_loop_misc(handle) }
-    var wantsWrite: Bool { mosquitto_want_write(handle) }
+    func loopMisc() -> Int32 { strap_mosquitto_loop_misc(handle) }
+    var wantsWrite: Bool { strap_mosquitto_want_write(handle) }
 
     /// The message id, or why nothing was queued.
     func publish(topic: String, payload: UnsafeRawBufferPointer, qos: Int, retain: Bool) -> Result<Int32, MQTTError> {
         var mid: Int32 = 0
-        let rc = mosquitto_publish(handle, &mid, topic, Int32(payload.count), payload.baseAddress, Int32(qos), retain)
+        let rc = strap_mosquitto_publish(handle, &mid, topic, Int32(payload.count), payload.baseAddress, Int32(qos), retain)
         return rc == MOSQ_ERR_SUCCESS.rawValue ? .success(mid) : .failure(MQTTError("publish", rc))
     }
 
     /// libmosquitto formats every log line (one per packet) whenever a log callback is set:
     /// the callback is for connecting (TLS failures are reported only there) and is dropped
     /// once the broker accepted the connection.
-    func stopLogging() { mosquitto_log_callback_set(handle, nil) }
+    func stopLogging() { strap_mosquitto_log_callback_set(handle, nil) }
 
     /// Sends DISCONNECT (the broker then drops the Last Will) when still connected.
-    func disconnect() { _ = mosquitto_disconnect(handle) }
+    func disconnect() { _ = strap_mosquitto_disconnect(handle) }
 
     /// Frees the client and closes its socket; no callback runs after this returns. Only
     /// once nothing watches the socket any more (`MosquittoConnection.close`).
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        mosquitto_destroy(handle)
+        strap_mosquitto_destroy(handle)
     }
 
     deinit { close() }
 
     private func check(_ call: String, _ rc: Int32) throws(MQTTError) {
         guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(call, rc) }
+    }
+}
+
+/// libmosquitto, loaded on first use rather than linked (CMosquittoLoader: linked, its OpenSSL
+/// cost every strapd about 1.7 MB of resident memory whether or not a broker was configured).
+public enum MosquittoLibrary {
+    /// Loads it once per process; later calls return the first result.
+    public static func load() throws(MQTTError) {
+        var reason = [CChar](repeating: 0, count: 512)
+        guard strap_mosquitto_load(&reason, reason.count) == 0 else {
+            throw .libraryMissing(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+        }
     }
 }
 
@@ -137,6 +150,8 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The broker answered a publish with an MQTT 5 failure reason (not authorised: an ACL).
     case rejected(topic: String, reason: Int32)
     case configuration(String)
+    /// libmosquitto could not be loaded (dlopen's reason).
+    case libraryMissing(String)
 
     /// errno is read here, right after the failing call.
     init(_ call: String, _ rc: Int32) {
@@ -146,17 +161,19 @@ public enum MQTTError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .library(call, rc):
-            return "\(call): \(String(cString: mosquitto_strerror(rc)))"
+            return "\(call): \(String(cString: strap_mosquitto_strerror(rc)))"
         case let .system(call, message):
             return "\(call): \(message)"
         case let .refused(rc):
-            return "broker refused the connection: \(rc >= 128 ? String(cString: mosquitto_reason_string(rc)) : String(cString: mosquitto_connack_string(rc)))"
+            return "broker refused the connection: \(rc >= 128 ? String(cString: strap_mosquitto_reason_string(rc)) : String(cString: strap_mosquitto_connack_string(rc)))"
         case let .lost(rc):
-            return rc == 0 ? "disconnected" : "connection lost: \(String(cString: mosquitto_strerror(rc)))"
+            return rc == 0 ? "disconnected" : "connection lost: \(String(cString: strap_mosquitto_strerror(rc)))"
         case let .rejected(topic, reason):
-            return "broker rejected a publish to \(topic): \(String(cString: mosquitto_reason_string(reason)))"
+            return "broker rejected a publish to \(topic): \(String(cString: strap_mosquitto_reason_string(reason)))"
         case let .configuration(text):
             return text
+        case let .libraryMissing(reason):
+            return "[mqtt] needs libmosquitto (Debian: apt install libmosquitto1): \(reason)"
         }
     }
 }

@@ -243,6 +243,30 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         #expect(!message.contains("CocoaError") && !message.contains("rawValue"), "\(message)")
     }
 
+    /// libmosquitto is loaded only for `[mqtt]`: without it (here: a mount namespace where
+    /// the library is an empty file) strapd still starts, and a configured broker is a clear
+    /// start-up error naming the package, not a loader failure before main.
+    static let libmosquitto = "/usr/lib/x86_64-linux-gnu/libmosquitto.so.1"
+    @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare")
+                   && FileManager.default.fileExists(atPath: libmosquitto), "needs root, unshare(1) and libmosquitto1"))
+    func withoutLibmosquittoOnlyMQTTIsRefused() throws {
+        let daemon = try DaemonProcess()
+        let empty = daemon.directory + "/empty"
+        FileManager.default.createFile(atPath: empty, contents: nil)
+        let library = URL(fileURLWithPath: Self.libmosquitto).resolvingSymlinksInPath().path
+        let config = daemon.directory + "/strapd.conf"
+        try "[daemon]\nstate_dir = \(daemon.directory)/state\nsocket = \(daemon.socket)\nsocket_group =\n[mqtt]\nhost = 127.0.0.1\n"
+            .write(toFile: config, atomically: true, encoding: .utf8)
+        func withoutLibrary(_ arguments: String) throws -> (status: Int32, stderr: String) {
+            try runToExit("/usr/bin/unshare", ["-m", "/bin/sh", "-c", "mount --bind \(empty) \(library) && exec \(DaemonProcess.binary) \(arguments)"])
+        }
+        let version = try withoutLibrary("--version")
+        #expect(version.status == 0, "\(version.stderr)")
+        let refused = try withoutLibrary("--config \(config) --simulate=1")
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("[mqtt] needs libmosquitto") && refused.stderr.contains("apt install libmosquitto1"), "\(refused.stderr)")
+    }
+
     @Test func sigtermLosesNothingDecoded() throws {
         let daemon = try DaemonProcess()
         // A deterministic capture: what the daemon must store is what an in-process pipeline makes of it.

@@ -4,7 +4,7 @@
 #   DIR/strapd     the same, once Package.swift has a strapd product (daemon scenarios)
 #   DIR/root/      make install DESTDIR=DIR/root, when strapd exists (daemon-systemd)
 # The static Swift stdlib makes the binaries run in the guest without /opt/swift (they need
-# glibc >= 2.35, libsystemd0, libbluetooth3, libmosquitto1: all in the image).
+# glibc >= 2.35, libsystemd0, libbluetooth3, and libmosquitto1 for [mqtt]: all in the image).
 #   stage-binaries.sh [DIR]      (default: <repo>/.build/lab-host)
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)

@@ -13,10 +13,12 @@ public final class Bus: @unchecked Sendable {
     private var writeSource: DispatchSourceWrite?
     private var writeSuspended = true
     private var timer: DispatchSourceTimer?
-    /// sd-bus's deadline the timer was last set to (µs; UInt64.max: none; 0: not armed).
-    /// Setting a Dispatch timer wakes libdispatch's manager thread, so an unchanged deadline
-    /// (no call pending, the usual case for each notification) is not set again.
-    private var armedDeadline: UInt64 = 0
+    /// sd-bus's deadline the timer was last set to (µs; UInt64.max: none; nil: not armed,
+    /// after it fired). Setting a Dispatch timer wakes libdispatch's manager thread, so an
+    /// unchanged deadline (no call pending, the usual case for each notification) is not set
+    /// again. Not 0 for "not armed": 0 is a deadline sd-bus gives (process again at once, as
+    /// while it closes a dead connection call by call).
+    private var armedDeadline: UInt64?
     private var disconnectHandlers: [@Sendable () -> Void] = []
     public private(set) var isOpen = false
     /// Logs calls that stay unanswered (SlowCallWatch.threshold) and their late answers.
@@ -110,7 +112,7 @@ public final class Bus: @unchecked Sendable {
         let t = DispatchSource.makeTimerSource(queue: queue)
         t.setEventHandler { @Sendable [weak self] in
             // A one-shot timer that fired is armed no more, whatever sd-bus says next.
-            self?.armedDeadline = 0
+            self?.armedDeadline = nil
             self?.pump()
         }
         t.schedule(deadline: .distantFuture)
