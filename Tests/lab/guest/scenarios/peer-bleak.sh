@@ -18,11 +18,13 @@
 #         accounted for) | norecord (strapd as installed, no raw capture: heart rate accounted
 #         for through the store and the subscriber, CSC/RSC samples are derived, not 1:1)
 #       4 seconds of the idle window per side (default 20): sensors paused, links up, reader on
+#       5 strapd's notification path: empty for its default, acquire (AcquireNotify: a socket
+#         per characteristic instead of a D-Bus message per notification) or notify
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20}
+SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20} NOTIFY=${5:-}
 daemon_require
 python3 -c 'import bleak' 2>/dev/null || skip "bleak is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
 # Discovered devices stay known until paired (strapd's turn scans all four before pairing any).
@@ -43,7 +45,7 @@ stop_pid() {
 }
 
 # 1. strapd. Its raw capture goes to the guest's RAM like its store (not to /out, a 9p share).
-daemon_config hci0
+daemon_config hci0 "$NOTIFY"
 REC=(--record /tmp/capture.jsonl)
 [ "$RECORD" = norecord ] && REC=()
 step "strapd on hci0 ${REC[*]}"
