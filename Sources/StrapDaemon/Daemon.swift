@@ -166,8 +166,9 @@ public final class Daemon: @unchecked Sendable {
         }
     }
 
-    /// At start-up (`log`) and once a minute; failure (a kernel without MADV_DONTNEED on this
-    /// mapping) only costs memory, so it is said once, at start-up.
+    /// At start-up (`log`), when the connected count changes, and once a minute; failure (a
+    /// kernel without MADV_DONTNEED on this mapping) only costs memory, so it is said once, at
+    /// start-up.
     private func releaseCodePages(log: Bool = false) {
         do throws(SystemCallError) {
             let bytes = try CodePages.release()
