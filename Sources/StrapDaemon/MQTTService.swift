@@ -54,10 +54,10 @@ final class MQTTService: LifecycleService {
             }
         }
         self.publisher = publisher
-        let feed = MQTTStateFeed(publisher: publisher, context: frontEnd.context, settings: settings)
+        let feed = MQTTStateFeed(context: frontEnd.context, settings: settings)
         self.feed = feed
         feed.start()
-        publisher.start()
+        publisher.start(stateSource: feed)
     }
 
     func stop() {
@@ -79,14 +79,12 @@ final class MQTTService: LifecycleService {
 /// energy since strapd started), the workout it is in, each open session's state and live
 /// statistics, and the Home Assistant discovery configs for what each device has shown it
 /// measures. The live hub only marks what changed (it runs on the pipeline's queue); the
-/// work happens on the feed's timer.
-final class MQTTStateFeed: @unchecked Sendable {
-    private let publisher: MQTTPublisher
+/// work happens when the publisher collects the state, once a second on its queue (its tick),
+/// so that the state and that second's samples leave in one burst and one wake-up.
+final class MQTTStateFeed: RetainedStateSource, @unchecked Sendable {
     private let context: DaemonContext
     private let discovery: HomeAssistantDiscovery?
     private let topics: MQTTTopics
-    private let queue = DispatchQueue(label: "strapd.mqtt.state")
-    private var timer: DispatchSourceTimer?
     private var subscription: Int?
 
     private struct Observed {
@@ -98,8 +96,10 @@ final class MQTTStateFeed: @unchecked Sendable {
     }
     private let observed = Mutex(Observed())
 
-    // Confined to `queue`.
+    // Confined to the publisher's queue (`collect`).
     private var sent: [String: [UInt8]] = [:]
+    /// What this collection changed, handed to the publisher at its end.
+    private var changed: [(topic: String, bytes: [UInt8])] = []
     private var announced: [SensorAddress: Set<String>] = [:]
     private struct Announced: Equatable {
         var identity: HomeAssistantDiscovery.Identity
@@ -113,8 +113,7 @@ final class MQTTStateFeed: @unchecked Sendable {
     private let types: Set<QuantityType>?
     private var sessionTopics: Set<String> = []
 
-    init(publisher: MQTTPublisher, context: DaemonContext, settings: MQTTSettings) {
-        self.publisher = publisher
+    init(context: DaemonContext, settings: MQTTSettings) {
         self.context = context
         topics = settings.topics
         types = settings.types
@@ -125,17 +124,11 @@ final class MQTTStateFeed: @unchecked Sendable {
 
     func start() {
         subscription = context.live.subscribe { [weak self] events in self?.observe(events) }
-        let t = DispatchSource.makeTimerSource(queue: queue)
-        t.schedule(deadline: .now(), repeating: 1)
-        t.setEventHandler { [weak self] in self?.tick() }
-        t.resume()
-        timer = t
     }
 
+    /// The publisher stops collecting when it stops.
     func stop() {
         if let subscription { context.live.unsubscribe(subscription) }
-        timer?.cancel()
-        queue.sync {}
     }
 
     private func observe(_ events: [LiveEvent]) {
@@ -157,7 +150,13 @@ final class MQTTStateFeed: @unchecked Sendable {
         }
     }
 
-    private func tick() {
+    func collect(_ retain: (_ topic: String, _ bytes: [UInt8]) -> Void) {
+        update()
+        for c in changed { retain(c.topic, c.bytes) }
+        changed.removeAll(keepingCapacity: true)
+    }
+
+    private func update() {
         let (dirty, types, distance, energy) = observed.withLock { o in
             let d = o.dirty
             o.dirty.removeAll()
@@ -204,7 +203,7 @@ final class MQTTStateFeed: @unchecked Sendable {
     private func send(_ topic: String, _ payload: [UInt8]) {
         guard sent[topic] != payload else { return }
         sent[topic] = payload
-        publisher.retain(topic: topic, bytes: payload)
+        changed.append((topic, payload))
     }
 
     private func state(_ d: DeviceInfo, distance: Double?, energy: Double?) -> [UInt8] {

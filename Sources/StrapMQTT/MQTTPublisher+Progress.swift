@@ -3,7 +3,8 @@ import Glibc
 import StrapOS
 
 /// The publisher's bookkeeping, on its queue: delivery progress and lag for `status`, the
-/// once-a-second tick (keepalive, a dead connection noticed, the cursor persisted), and clocks.
+/// once-a-second tick (the retained state collected, keepalive, a dead connection noticed, the
+/// cursor persisted, the second's burst), and clocks.
 extension MQTTPublisher {
     func noteProgress(published: UInt64 = 0, acknowledged: UInt64 = 0) {
         let now = Self.now()
@@ -18,6 +19,7 @@ extension MQTTPublisher {
     }
 
     func tick() {
+        stateSource?.collect { topic, bytes in keepRetained(topic, bytes) }
         if connected, let since = connectedAt, Self.now() - since > 30 { backoff.reset() }
         // Messages in flight and no acknowledgement for this long: the connection is dead
         // even if nothing said so (a network thread ended by a fatal error, a half-open TCP).

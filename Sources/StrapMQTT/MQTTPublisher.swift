@@ -14,6 +14,11 @@ import Synchronization
 /// `queue`, which also drives libmosquitto's socket (`MosquittoConnection`); only connecting
 /// happens elsewhere. The store never waits for the broker: a slow or absent broker only
 /// leaves the cursor behind.
+///
+/// While caught up, one wake-up a second does everything (`tick`): the retained state is
+/// collected, new items and changed state go out in one burst. The store's commits are not
+/// watched: a watch would add a wake-up per commit batch for nothing the tick does not do.
+/// Catching up is paced by the broker's acknowledgements instead.
 public final class MQTTPublisher: @unchecked Sendable {
     public enum LogLevel: Sendable { case notice, warning, error }
 
@@ -37,7 +42,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     var topicCache: [TopicKey: String] = [:]
     var caughtUpAt: Double
     private var timer: DispatchSourceTimer?
-    private var observation: CommitObservation?
+    var stateSource: RetainedStateSource?
     var payload: [UInt8] = []
     private var unsentRetained: Set<String> = []
     private var backlog = DeliveryBacklog()
@@ -92,9 +97,10 @@ public final class MQTTPublisher: @unchecked Sendable {
         return s
     }
 
-    public func start() {
+    /// `stateSource` is asked for the retained state once a second, on the publisher's queue.
+    public func start(stateSource: RetainedStateSource? = nil) {
         queue.async { [self] in
-            observation = store.observeCommits { [weak self] _ in self?.schedulePump() }
+            self.stateSource = stateSource
             let t = DispatchSource.makeTimerSource(queue: queue)
             t.schedule(deadline: .now() + 1, repeating: 1)
             t.setEventHandler { [weak self] in self?.tick() }
@@ -109,8 +115,8 @@ public final class MQTTPublisher: @unchecked Sendable {
     public func stop() {
         queue.sync { [self] in
             stopping = true
-            observation?.cancel()
             timer?.cancel()
+            stateSource = nil
             if let client, let connection, connected {
                 _ = publishRaw(client, topic: settings.topics.status, bytes: Array("offline".utf8), qos: 1, retain: true)
                 let deadline = Self.now() + 1
@@ -133,10 +139,15 @@ public final class MQTTPublisher: @unchecked Sendable {
     /// messages) is cleared as well.
     public func retain(topic: String, bytes: [UInt8]) {
         queue.async { [self] in
-            if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
-            unsentRetained.insert(topic)
+            keepRetained(topic, bytes)
             schedulePump()
         }
+    }
+
+    /// On the queue; published with the next burst.
+    func keepRetained(_ topic: String, _ bytes: [UInt8]) {
+        if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
+        unsentRetained.insert(topic)
     }
 
     /// Retained topics changed since they were last published (all of them after a reconnect).
@@ -292,10 +303,10 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     // MARK: delivery
 
-    /// New items in the store or new retained state: published within `coalescing`, in one
-    /// burst (one TCP segment, one wake-up of the broker and of this queue for the
-    /// acknowledgements) rather than one per commit. Catching up is not slowed: there the
-    /// acknowledgements drive the pump.
+    /// Retained state handed in with `retain`: published within `coalescing`, in one burst
+    /// (one TCP segment, one wake-up of the broker and of this queue for the
+    /// acknowledgements). New items in the store wait for the tick's burst, a second at most;
+    /// catching up is not slowed: there the acknowledgements drive the pump.
     private func schedulePump() {
         guard !pumpScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.asyncAfter(deadline: .now() + Self.coalescing) { [self] in

@@ -10,7 +10,14 @@ enum MQTTBench: BenchSection {
     static let name = "mqtt"
     static let summary = "publisher throughput and catch-up at QoS 1 vs a paho-mqtt script; footprint with [mqtt] on"
 
+    /// `STRAP_BENCH_MQTT=publish,subscriber,catchup,footprint` runs only those parts (use
+    /// `--out` with another file: a section run replaces its figures).
     static func run(quick: Bool) throws -> [BenchFigure] {
+        let parts = Set(getenv("STRAP_BENCH_MQTT").map { String(cString: $0).split(separator: ",").map(String.init) }
+            ?? ["publish", "subscriber", "catchup", "footprint"])
+        if let unknown = parts.subtracting(["publish", "subscriber", "catchup", "footprint"]).first {
+            throw BenchFailure("STRAP_BENCH_MQTT: unknown part \(unknown) (publish, subscriber, catchup, footprint)")
+        }
         guard let strapd = DaemonFootprint.strapdPath() else {
             print("  mqtt: skipped, no strapd next to strap-bench (make bench puts strapd-shipped there)")
             return []
@@ -26,17 +33,19 @@ enum MQTTBench: BenchSection {
         // speed and cadence, battery...), published from the beginning.
         let count = quick ? 100_000 : 600_000
         let big = run + "/big"
-        let stored = try fill(big, samples: count)
-        let ours = try publish(strapd, state: big, broker: broker, target: stored, run: run, tag: "big")
-        print(String(format: "  mqtt: strapd published %d samples at QoS 1 in %.2f s: %.0f samples/s (no subscriber)",
-                     ours.samples, ours.seconds, ours.rate))
-        let peer = ProcessInfo.processInfo.environment["STRAP_BENCH_MQTT_PEER"] == "0" ? nil
-            : try pahoPeer(strapd, state: big, broker: broker, run: run)
-        figures.append(BenchFigure(section: name, name: "publish at QoS 1 to mosquitto on loopback, \(count / 1000) k stored samples",
-                                   unit: "samples/s", ours: ours.rate, peer: "Python paho-mqtt 2.1 script reading strapd's socket",
-                                   peerValue: peer, higherIsBetter: true))
+        let stored = parts.contains("publish") || parts.contains("subscriber") ? try fill(big, samples: count) : 0
+        if parts.contains("publish") {
+            let ours = try publish(strapd, state: big, broker: broker, target: stored, run: run, tag: "big")
+            print(String(format: "  mqtt: strapd published %d samples at QoS 1 in %.2f s: %.0f samples/s (no subscriber)",
+                         ours.samples, ours.seconds, ours.rate))
+            let peer = ProcessInfo.processInfo.environment["STRAP_BENCH_MQTT_PEER"] == "0" ? nil
+                : try pahoPeer(strapd, state: big, broker: broker, run: run)
+            figures.append(BenchFigure(section: name, name: "publish at QoS 1 to mosquitto on loopback, \(count / 1000) k stored samples",
+                                       unit: "samples/s", ours: ours.rate, peer: "Python paho-mqtt 2.1 script reading strapd's socket",
+                                       peerValue: peer, higherIsBetter: true))
+        }
         // With a consumer: mosquitto_sub at QoS 1 takes every message too.
-        if let sub = try? Subscriber(port: broker.port, topic: "strapd/bench/#") {
+        if parts.contains("subscriber"), let sub = try? Subscriber(port: broker.port, topic: "strapd/bench/#") {
             let withSub = try publish(strapd, state: big, broker: broker, target: stored, run: run, tag: "sub")
             sub.stop()
             print(String(format: "  mqtt: with one QoS 1 subscriber (mosquitto_sub): %.0f samples/s; the subscriber got %d messages",
@@ -46,14 +55,17 @@ enum MQTTBench: BenchSection {
         }
 
         // Catch-up: 10 sensors at 1 Hz for an hour (36 000 samples) waiting behind the cursor.
-        let hour = run + "/hour"
-        let backlog = try fillHour(hour)
-        let caught = try publish(strapd, state: hour, broker: broker, target: backlog, run: run, tag: "hour")
-        print(String(format: "  mqtt: caught up on a 1 h outage of 10 sensors (%d samples) in %.3f s", caught.samples, caught.seconds))
-        figures.append(BenchFigure(section: name, name: "catch-up after a 1 h outage, 10 sensors at 1 Hz (36 000 samples)",
-                                   unit: "s", ours: caught.seconds, higherIsBetter: false))
+        if parts.contains("catchup") {
+            let hour = run + "/hour"
+            let backlog = try fillHour(hour)
+            let caught = try publish(strapd, state: hour, broker: broker, target: backlog, run: run, tag: "hour")
+            print(String(format: "  mqtt: caught up on a 1 h outage of 10 sensors (%d samples) in %.3f s", caught.samples, caught.seconds))
+            figures.append(BenchFigure(section: name, name: "catch-up after a 1 h outage, 10 sensors at 1 Hz (36 000 samples)",
+                                       unit: "s", ours: caught.seconds, higherIsBetter: false))
+        }
 
         // The idle footprint with [mqtt] on, as the footprint section measures it without.
+        guard parts.contains("footprint") else { return figures }
         let idle = try DaemonFootprint.steadyState(strapd, run: run, seconds: quick ? 10 : 120, followers: 0,
                                                    extra: mqttArguments(broker, cursor: "idle"), tag: "mqtt")
         figures += [
@@ -62,6 +74,13 @@ enum MQTTBench: BenchSection {
             BenchFigure(section: name, name: "daemon CPU share, 4 simulated sensors, [mqtt] on", unit: "% of one core",
                         ours: idle.cpuPerHour / 36, higherIsBetter: false),
         ]
+        // The same daemon without [mqtt], right after: what the publisher adds, in one run.
+        let base = try DaemonFootprint.steadyState(strapd, run: run, seconds: quick ? 10 : 120, followers: 0, tag: "base")
+        print(String(format: "  mqtt: [mqtt] on adds %.3f %% of a core (%.1f s/h) and %.1f context switches/s over the daemon without it",
+                     (idle.cpuPerHour - base.cpuPerHour) / 36, idle.cpuPerHour - base.cpuPerHour,
+                     (idle.switchesPerHour - base.switchesPerHour) / 3600))
+        figures.append(BenchFigure(section: name, name: "daemon CPU share, 4 simulated sensors, [mqtt] off (same run)", unit: "% of one core",
+                                   ours: base.cpuPerHour / 36, higherIsBetter: false))
         return figures
     }
 
