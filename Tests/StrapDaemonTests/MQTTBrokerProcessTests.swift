@@ -234,7 +234,9 @@ import ThirdPartyReaders
         }
         try box1.start(args(a.port, "box1"))
         try box2.start(args(b.port, "box2"))
-        usleep(3_000_000)
+        // Some samples in each store first: a slow start (under ASan, a loaded machine) has
+        // stored only a few after a fixed wait (CI saw 5 or fewer after 3 s).
+        try Self.waitFor("samples in both stores", seconds: 30) { try D.storeLatest(box1) > 10 && D.storeLatest(box2) > 10 }
         let upTo1 = try D.waitDelivered(box1), upTo2 = try D.waitDelivered(box2)
         let stored1 = try readAnchored(try box1.client(), from: 0).items.filter { $0.1 <= upTo1 }.map(\.0)
         let stored2 = try readAnchored(try box2.client(), from: 0).items.filter { $0.1 <= upTo2 }.map(\.0)
