@@ -53,7 +53,6 @@ public final class MQTTPublisher: @unchecked Sendable {
     static let persistEvery = 5
 
     private let acks = Mutex<[(mid: Int32, reason: Int32)]>([])
-    private let pumpScheduled = Atomic<Bool>(false)
     let snapshot = Mutex(MQTTStatus())
     /// libmosquitto's last error or warning line: a TLS verification failure is named only
     /// there. Written from its callbacks (on the queue, or the connecting thread).
@@ -133,18 +132,10 @@ public final class MQTTPublisher: @unchecked Sendable {
         }
     }
 
-    /// Keeps `bytes` as the retained state of `topic`, published now when connected and
-    /// again after every reconnect. Empty `bytes` clears the topic on the broker; the
-    /// clearing is kept and replayed too, so a broker that was away (or lost its retained
-    /// messages) is cleared as well.
-    public func retain(topic: String, bytes: [UInt8]) {
-        queue.async { [self] in
-            keepRetained(topic, bytes)
-            schedulePump()
-        }
-    }
-
-    /// On the queue; published with the next burst.
+    /// Keeps `bytes` as the retained state of `topic` (from the state source, on the queue),
+    /// published with the next burst and again after every reconnect. Empty `bytes` clears the
+    /// topic on the broker; the clearing is kept and replayed too, so a broker that was away
+    /// (or lost its retained messages) is cleared as well.
     func keepRetained(_ topic: String, _ bytes: [UInt8]) {
         if retained.updateValue(bytes, forKey: topic) == nil { retainedOrder.append(topic) }
         unsentRetained.insert(topic)
@@ -303,20 +294,9 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     // MARK: delivery
 
-    /// Retained state handed in with `retain`: published within `coalescing`, in one burst
-    /// (one TCP segment, one wake-up of the broker and of this queue for the
-    /// acknowledgements). New items in the store wait for the tick's burst, a second at most;
-    /// catching up is not slowed: there the acknowledgements drive the pump.
-    private func schedulePump() {
-        guard !pumpScheduled.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        queue.asyncAfter(deadline: .now() + Self.coalescing) { [self] in
-            pumpScheduled.store(false, ordering: .releasing)
-            burst()
-        }
-    }
-
-    static let coalescing = DispatchTimeInterval.seconds(1)
-
+    /// The tick's burst (and a new connection's): changed retained state and the items committed
+    /// since, in one TCP segment, one wake-up of the broker and of this queue for the
+    /// acknowledgements. Catching up is not slowed: there the acknowledgements drive the pump.
     func burst() {
         guard let connection, connected else { return }
         connection.corked {
