@@ -63,6 +63,15 @@ public struct LiveWorkoutBuilder: Sendable {
         }
     }
 
+    /// Whether `add` ever counts a sample of this type (the others are not worth keeping).
+    public static func counts(_ type: QuantityType) -> Bool {
+        switch type {
+        case .heartRate, .activeEnergy, .cyclingSpeed, .runningSpeed, .cyclingCadence, .runningCadence,
+             .cyclingDistance, .runningDistance: return true
+        default: return false
+        }
+    }
+
     /// Counts `sample` if it falls in the session's activity; returns whether it did.
     @discardableResult
     public mutating func add(_ sample: Sample) -> Bool {

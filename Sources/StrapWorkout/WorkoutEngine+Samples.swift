@@ -66,30 +66,76 @@ extension WorkoutEngine {
 
     // MARK: samples
 
-    /// Routes a sample to the session using its device and counts it there; returns that
-    /// session when the sample changed its statistics. O(1): one dictionary lookup, none when
-    /// the device is the same as the previous sample's.
+    /// Routes a sample to the session using its device and counts it there at once; returns
+    /// that session when the sample changed its statistics. O(1): one dictionary lookup, none
+    /// when the device is the same as the previous sample's.
     @discardableResult
     public func add(_ sample: Sample) -> UUID? {
-        let key = ObjectIdentifier(sample.device)
-        let route: Route
-        if cachedDevice == key {
-            guard let c = cachedRoute else { return nil }
-            route = c
-        } else {
-            if let known = routesByObject[key] {
-                cachedRoute = known.route
-            } else {
-                cachedRoute = routes[sample.device.id]
-                routesByObject[key] = (sample.device, cachedRoute)
-            }
-            cachedDevice = key
-            guard let c = cachedRoute else { return nil }
-            route = c
-        }
-        if route.current.builder.add(sample) { return route.current.id }
-        if let p = route.previous, p.builder.add(sample) { return p.id }
+        guard let route = route(of: sample) else { return nil }
+        return count(sample, route)
+    }
+
+    /// The daemon's entry: routes a sample like `add`, but a session nobody watches (`watch`)
+    /// keeps it until `pendingLimit` samples are waiting, or until anything reads or changes
+    /// the session, and counts them then, in the order they came. Returns what `add` returns
+    /// for a watched session, nil for one that kept the sample.
+    ///
+    /// Why: at the live cadence each session's sample comes about a second after its previous
+    /// one, and counting it one by one touches the session's builder cold every time; counted
+    /// in a batch, it is touched once per batch. The statistics any reader gets are the same,
+    /// because every read and every command counts what waits first (`settle`), and the
+    /// builder sees the same samples and journal entries in the same order as with `add`.
+    @discardableResult
+    public func queue(_ sample: Sample) -> UUID? {
+        guard LiveWorkoutBuilder.counts(sample.type), let route = route(of: sample) else { return nil }
+        let r = route.current
+        guard route.previous == nil, !r.watched else { return count(sample, route) }
+        r.pending.append(sample)
+        if r.pending.count >= Self.pendingLimit { settle(r) }
         return nil
+    }
+
+    /// Whether a session's statistics are read as they change (it has followers): its samples
+    /// are then counted as they come, so `queue` can say which sample changed them.
+    public func watch(_ id: UUID, _ watched: Bool) {
+        guard let r = open[id], r.watched != watched else { return }
+        settle(r)
+        r.watched = watched
+    }
+
+    /// Counts every sample `queue` kept, in every open session (what a read does for its own).
+    public func settleAll() {
+        for r in open.values { settle(r) }
+    }
+
+    /// Counts what `queue` kept for the session.
+    func settle(_ r: Record) {
+        guard !r.pending.isEmpty else { return }
+        for s in r.pending { r.builder.add(s) }
+        r.pending.removeAll(keepingCapacity: true)
+    }
+
+    private func count(_ sample: Sample, _ route: Route) -> UUID? {
+        settle(route.current)
+        if route.current.builder.add(sample) { return route.current.id }
+        if let p = route.previous {
+            settle(p)
+            if p.builder.add(sample) { return p.id }
+        }
+        return nil
+    }
+
+    private func route(of sample: Sample) -> Route? {
+        let key = ObjectIdentifier(sample.device)
+        if cachedDevice == key { return cachedRoute }
+        if let known = routesByObject[key] {
+            cachedRoute = known.route
+        } else {
+            cachedRoute = routes[sample.device.id]
+            routesByObject[key] = (sample.device, cachedRoute)
+        }
+        cachedDevice = key
+        return cachedRoute
     }
 
     /// Feeds one session directly (recovery's re-feed of stored samples, in time order),
@@ -97,6 +143,7 @@ extension WorkoutEngine {
     @discardableResult
     public func add(_ sample: Sample, to id: UUID) throws(StrapError) -> Bool {
         guard let r = open[id] else { throw .notFound("no open workout session \(id)") }
+        settle(r)
         return r.builder.add(sample)
     }
 
@@ -136,6 +183,7 @@ extension WorkoutEngine {
     /// The session's statistics now (for an ended session: at its end).
     public func statistics(_ id: UUID) throws(StrapError) -> LiveStatistics {
         let r = try anyRecord(id)
+        settle(r)
         return r.builder.statistics(session: id, state: r.session.state, at: r.session.endDate ?? now())
     }
 
@@ -151,7 +199,8 @@ extension WorkoutEngine {
     }
 
     func info(_ r: Record) -> WorkoutSessionInfo {
-        WorkoutSessionInfo(session: r.session,
+        settle(r)
+        return WorkoutSessionInfo(session: r.session,
                            statistics: r.builder.statistics(session: r.session.id, state: r.session.state,
                                                             at: r.session.endDate ?? now()),
                            workout: r.workout)

@@ -11,10 +11,14 @@ public final class WorkoutEngine {
     public typealias ProfileLookup = (_ athlete: String) -> AthleteProfile?
 
     final class Record {
-        /// First, with the builder after it: counting a sample reads the object's header (its
-        /// reference count), the id and the builder, and a session's sample comes about a
-        /// second after the previous one, so each cache line it touches is likely a miss.
+        /// First, with what `queue` reads after it: keeping a sample reads the object's header
+        /// (its reference count), the id, `watched` and `pending`, and a session's sample comes
+        /// about a second after the previous one, so each cache line it touches is likely a miss.
         let id: UUID
+        /// Followed: samples are counted as they come (`watch`).
+        var watched = false
+        /// Samples `queue` kept, not counted yet: `settle` counts them.
+        var pending: [Sample] = []
         var builder = LiveWorkoutBuilder()
         var session: WorkoutSession
         /// Set once the ended session's workout is stored.
@@ -55,6 +59,9 @@ public final class WorkoutEngine {
     /// storage for every sample. The entry holds its `Device`, so an object address is never
     /// reused while it is a key. Emptied whenever a route changes.
     var routesByObject: [ObjectIdentifier: (device: Device, route: Route?)] = [:]
+
+    /// The most samples `queue` keeps for a session before counting them.
+    public static let pendingLimit = 32
 
     /// A command is never timed more than this ahead of the clock to cover a sample already
     /// counted (see `commandTime`).
@@ -155,6 +162,7 @@ public final class WorkoutEngine {
     public func end(_ id: UUID) throws(StrapError) -> Workout {
         let r = try record(id)
         if r.session.state != .ended { try run(r, .end) }
+        settle(r)
         release(r)
         let saved = try journal.save(r.builder.workout(for: r.session), session: id)
         r.workout = saved
@@ -218,6 +226,8 @@ public final class WorkoutEngine {
     /// Journal first, then the session, then the builder.
     @discardableResult
     func run(_ r: Record, _ command: WorkoutCommand) throws(StrapError) -> WorkoutSession {
+        // What waits is counted under the state it came in, before the command's time is chosen.
+        settle(r)
         let before = r.session.state
         guard let entry = try r.session.entry(for: command, at: commandTime(r)) else { return r.session }
         try journal.append(entry, session: r.session.id)

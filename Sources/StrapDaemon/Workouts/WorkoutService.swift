@@ -138,7 +138,7 @@ public final class WorkoutService: @unchecked Sendable {
             for event in events {
                 switch event {
                 case .sample(let s):
-                    if let id = engine.add(s), followers[id] != nil, changed.last != id { changed.append(id) }
+                    if let id = engine.queue(s), followers[id] != nil, changed.last != id { changed.append(id) }
                 case .change(let address, .energySaturated):
                     if engine.session(holding: address) != nil { saturated.append(address) }
                 default: break
@@ -222,6 +222,7 @@ public final class WorkoutService: @unchecked Sendable {
             let token = nextFollower
             nextFollower += 1
             followers[id, default: [:]][token] = follower
+            engine.watch(id, true)
             return (token, info)
         }
     }
@@ -229,7 +230,10 @@ public final class WorkoutService: @unchecked Sendable {
     public func unfollow(_ id: UUID, token: Int) {
         lock.withLock { _ in
             followers[id]?[token] = nil
-            if followers[id]?.isEmpty == true { followers[id] = nil }
+            if followers[id]?.isEmpty == true {
+                followers[id] = nil
+                engine.watch(id, false)
+            }
         }
     }
 
