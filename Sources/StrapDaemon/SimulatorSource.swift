@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapOS
 import StrapIngest
 import StrapModel
 import StrapSimulator
@@ -41,16 +42,7 @@ public final class SimulatorSource: @unchecked Sendable {
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         origin = ReceiveTime.now()
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { context in
-            Unmanaged<SimulatorSource>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        if created == 0 { pthread_detach(thread) } else {
-            Unmanaged<SimulatorSource>.fromOpaque(context).release()
-            exited.signal()
-        }
+        if !DetachedThread.spawn({ self.run() }) { exited.signal() }
     }
 
     /// Returns once the source has stopped submitting.

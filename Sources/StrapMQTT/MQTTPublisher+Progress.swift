@@ -19,6 +19,8 @@ extension MQTTPublisher {
     }
 
     func tick() {
+        guard !stopping else { return }
+        readReplies()
         stateSource?.collect { topic, bytes in keepRetained(topic, bytes) }
         if connected, let since = connectedAt, Self.now() - since > 30 { backoff.reset() }
         // Messages in flight and no acknowledgement for this long: the connection is dead

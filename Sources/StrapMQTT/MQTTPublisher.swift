@@ -33,7 +33,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var client: MosquittoClient? { connection?.client }
     private var generation = 0
     var connected = false
-    private var stopping = false
+    var stopping = false
     var window: DeliveryWindow
     var backoff: ReconnectBackoff
     var persisted: UInt64
@@ -41,7 +41,8 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var retainedOrder: [String] = []
     var topicCache: [TopicKey: String] = [:]
     var caughtUpAt: Double
-    private var timer: DispatchSourceTimer?
+    /// Signalled by `stop`: ends the tick thread.
+    private let tickerStop = DispatchSemaphore(value: 0)
     var stateSource: RetainedStateSource?
     var payload: [UInt8] = []
     private var unsentRetained: Set<String> = []
@@ -100,21 +101,31 @@ public final class MQTTPublisher: @unchecked Sendable {
     public func start(stateSource: RetainedStateSource? = nil) {
         queue.async { [self] in
             self.stateSource = stateSource
-            let t = DispatchSource.makeTimerSource(queue: queue)
-            t.schedule(deadline: .now() + 1, repeating: 1)
-            t.setEventHandler { [weak self] in self?.tick() }
-            t.resume()
-            timer = t
             connect()
         }
+        // The tick runs on the queue from a thread of its own (`queue.sync` runs it on the
+        // calling thread when the queue is free): one wake-up a second, where a Dispatch timer
+        // woke libdispatch's manager thread and then a worker.
+        let stop = tickerStop
+        let spawned = DetachedThread.spawn { [weak self] in
+            var deadline = DispatchTime.now() + 1
+            while stop.wait(timeout: deadline) == .timedOut {
+                guard let self else { return }
+                queue.sync { self.tick() }
+                let now = DispatchTime.now()
+                deadline = deadline + 1
+                if deadline < now { deadline = now + 1 }
+            }
+        }
+        if !spawned { log(.error, "mqtt: no thread for the publisher's tick: nothing is published after the connection's first burst") }
     }
 
     /// Graceful: `offline` published, what is in flight given up to a second to be
     /// acknowledged, the cursor persisted, DISCONNECT sent (so the Last Will stays unused).
     public func stop() {
+        tickerStop.signal()
         queue.sync { [self] in
             stopping = true
-            timer?.cancel()
             stateSource = nil
             if let client, let connection, connected {
                 _ = publishRaw(client, topic: settings.topics.status, bytes: Array("offline".utf8), qos: 1, retain: true)
@@ -304,6 +315,14 @@ public final class MQTTPublisher: @unchecked Sendable {
             pump()
         }
         connection.flush()
+        watchReplies()
+    }
+
+    /// Caught up, the broker's replies wait for the next tick (`tick` reads them first); with
+    /// more to publish, they are read as they come, since the acknowledgements pace the pump.
+    private func watchReplies() {
+        guard let connection, connected else { return }
+        connection.watchReads(!(backlog.isEmpty && store.latestAnchor == window.published))
     }
 
     /// Inside `strap_mosquitto_loop_read`, on the queue: only noted here (acting now could end the
@@ -316,6 +335,15 @@ public final class MQTTPublisher: @unchecked Sendable {
     private func serviced() {
         drainAcknowledgements()
         pump()
+        watchReplies()
+    }
+
+    /// The tick's read of what the broker sent while the socket was not watched.
+    func readReplies() {
+        guard let connection, connected, !connection.watchingReads else { return }
+        let rc = connection.readNow()
+        guard rc == MOSQ_ERR_SUCCESS.rawValue else { return failed(.lost(rc)) }
+        drainAcknowledgements()
     }
 
     private func drainAcknowledgements() {

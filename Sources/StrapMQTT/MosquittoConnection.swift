@@ -11,6 +11,9 @@ final class MosquittoConnection {
     private let read: DispatchSourceRead
     private let write: DispatchSourceWrite
     private var writing = false
+    /// Whether the read source is resumed. While the publisher is caught up it reads the
+    /// socket on its tick instead (`watchReads(false)`, `readNow`).
+    private(set) var watchingReads = true
     private var closed = false
 
     /// `readable` runs after libmosquitto read what arrived (its callbacks have run);
@@ -77,6 +80,24 @@ final class MosquittoConnection {
         if corked && !closed { _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_CORK, &off, socklen_t(MemoryLayout<Int32>.size)) }
     }
 
+    /// Stops or starts watching the socket for reads. Unwatched, what the broker sends
+    /// (acknowledgements, PINGRESP, an EOF) waits in the socket until `readNow`: a caught-up
+    /// publisher reads once a second on its tick instead of being woken by every reply.
+    func watchReads(_ on: Bool) {
+        guard !closed, on != watchingReads else { return }
+        watchingReads = on
+        if on { read.resume() } else { read.suspend() }
+    }
+
+    /// What arrived, read now (its callbacks run here); a code other than success ended the
+    /// connection.
+    func readNow() -> Int32 {
+        guard !closed else { return MOSQ_ERR_NO_CONN.rawValue }
+        let rc = client.loopRead()
+        if rc == MOSQ_ERR_SUCCESS.rawValue { flush() }
+        return rc
+    }
+
     /// Keepalive work, once a second; a code other than success ended the connection.
     func misc() -> Int32 { closed ? MOSQ_ERR_SUCCESS.rawValue : client.loopMisc() }
 
@@ -97,6 +118,8 @@ final class MosquittoConnection {
             _ = client.loopWrite()
         }
         if !writing { write.resume() }
+        // A suspended source never runs its cancel handler, which closes the socket.
+        if !watchingReads { read.resume() }
         write.cancel()
         read.cancel()
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Glibc
+import StrapOS
 import Synchronization
 
 /// `sync = interval`: one thread that sleeps until an append arms it, waits one interval and
@@ -24,17 +25,8 @@ final class IntervalSyncer: @unchecked Sendable {
 
     func start(sync: @escaping @Sendable () -> Void) {
         self.sync = sync
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = pthread_create(&thread, nil, { context in
-            Unmanaged<IntervalSyncer>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        if created == 0 {
-            pthread_detach(thread)
-        } else {
+        if !DetachedThread.spawn({ self.run() }) {
             // No thread: appends are still written; `close` (and explicit syncs) make them durable.
-            Unmanaged<IntervalSyncer>.fromOpaque(context).release()
             stopped.store(true, ordering: .relaxed)
             exited.signal()
         }

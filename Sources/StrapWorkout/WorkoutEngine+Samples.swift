@@ -77,7 +77,8 @@ extension WorkoutEngine {
 
     /// The daemon's entry: routes a sample like `add`, but a session nobody watches (`watch`)
     /// keeps it until `pendingLimit` samples are waiting, or until anything reads or changes
-    /// the session, and counts them then, in the order they came. Returns what `add` returns
+    /// the session, and counts them then, in the order they came. (A sample that follows one
+    /// for the same session while nothing waits is counted at once: that memory is warm.) Returns what `add` returns
     /// for a watched session, nil for one that kept the sample.
     ///
     /// Why: at the live cadence each session's sample comes about a second after its previous
@@ -88,8 +89,15 @@ extension WorkoutEngine {
     @discardableResult
     public func queue(_ sample: Sample) -> UUID? {
         guard LiveWorkoutBuilder.counts(sample.type), let route = route(of: sample) else { return nil }
-        let r = route.current
+        let r = route.current, id = ObjectIdentifier(r)
+        defer { lastQueued = id }
         guard route.previous == nil, !r.watched else { return count(sample, route) }
+        if id == lastQueued && r.pending.isEmpty {
+            // The previous sample went to this session and nothing waits: its memory is warm
+            // (a session fed alone, or the rest of a packet after its batch was counted).
+            r.builder.add(sample)
+            return nil
+        }
         r.pending.append(sample)
         if r.pending.count >= Self.pendingLimit { settle(r) }
         return nil

@@ -59,6 +59,9 @@ public final class WorkoutEngine {
     /// storage for every sample. The entry holds its `Device`, so an object address is never
     /// reused while it is a key. Emptied whenever a route changes.
     var routesByObject: [ObjectIdentifier: (device: Device, route: Route?)] = [:]
+    /// The session `queue` gave the previous sample to, by identity only (a reused address
+    /// costs a cold count, never a wrong one).
+    var lastQueued: ObjectIdentifier?
 
     /// The most samples `queue` keeps for a session before counting them.
     public static let pendingLimit = 32

@@ -76,7 +76,8 @@ import StrapWire
         chmod(secret, 0o600)
         try daemon.start(Self.mqttArguments(port: broker.port, ["mqtt.username=strapd", "mqtt.password_file=\(secret)"]))
         usleep(2_000_000)
-        let before = try Self.mqttStatus(daemon).int("cursor") ?? 0
+        // Caught up, acknowledgements are read on the publisher's next tick: wait for them.
+        let before = try Self.waitDelivered(daemon)
         #expect(before > 0, "nothing delivered before the outage")
         broker.kill()
         usleep(10_000_000)

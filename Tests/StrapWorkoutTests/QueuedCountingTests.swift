@@ -88,7 +88,15 @@ import StrapModel
         #expect(record.pending.isEmpty, "the limit counts the batch")
         #expect(try e.statistics(id).totals.heartRateSamples == WorkoutEngine.pendingLimit)
         e.queue(W.hr(130, W.t0 + 100_000))
-        #expect(try e.statistics(id).totals.heartRateSamples == WorkoutEngine.pendingLimit + 1, "a read counts what waits")
+        #expect(record.pending.isEmpty, "the same session again with nothing waiting: counted at once")
+        #expect(try e.statistics(id).totals.heartRateSamples == WorkoutEngine.pendingLimit + 1)
+        // Another session's sample in between: the session's memory is cold again, so it keeps.
+        let other = try e.start(WorkoutConfiguration(activityType: .cycling, deviceIDs: [W.csc.id]), connectedDevices: []).id
+        e.queue(Sample(type: .cyclingSpeed, value: 8, start: W.t0 + 100_500, device: W.csc))
+        e.queue(W.hr(131, W.t0 + 101_000))
+        #expect(record.pending.count == 1)
+        #expect(try e.statistics(id).totals.heartRateSamples == WorkoutEngine.pendingLimit + 2, "a read counts what waits")
+        #expect(try e.statistics(other).totals.speedMostRecent == 8)
     }
 
     @Test func aWatchedSessionCountsAtOnceAndSaysWhichSampleChangedIt() throws {

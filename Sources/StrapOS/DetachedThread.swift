@@ -1,0 +1,28 @@
+import Glibc
+
+/// A plain detached thread for a loop that sleeps on its own (a semaphore with a timeout):
+/// its wake-up is one context switch, where a Dispatch timer wakes libdispatch's manager
+/// thread and then a worker to run the handler. Used where a daemon that is otherwise idle
+/// wakes on a schedule (the interval syncer, the simulator, the MQTT publisher's tick).
+public enum DetachedThread {
+    /// Runs `body` on a new detached thread; false (and `body` never runs) when the system
+    /// would not create one.
+    public static func spawn(_ body: @escaping () -> Void) -> Bool {
+        final class Box {
+            let body: () -> Void
+            init(_ body: @escaping () -> Void) { self.body = body }
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(Box(body)).toOpaque()
+        let created = pthread_create(&thread, nil, { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
+        guard created == 0 else {
+            Unmanaged<Box>.fromOpaque(context).release()
+            return false
+        }
+        pthread_detach(thread)
+        return true
+    }
+}
