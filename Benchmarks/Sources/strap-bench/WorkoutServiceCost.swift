@@ -51,13 +51,14 @@ enum WorkoutServiceCost {
         let fullEngine = try engineNanos(engineSamples, addresses: feed.addresses, sessions: true, origin: feed.origin)
         let enginePerSample = (fullEngine - emptyEngine) / 1e9
 
-        // The engine at the live cadence: 20 s per phase (5 s with --quick), A B A.
+        // The engine at the live cadence: 20 s per phase (5 s with --quick), A B A B A B A
+        // (A B A with --quick).
         let cadenceSeconds: Double = quick ? 5 : 20
-        let cadence = try WorkoutCadenceCost.measure(sensors: sessions, from: 60, seconds: cadenceSeconds)
+        let cadence = try WorkoutCadenceCost.measure(sensors: sessions, from: 60, seconds: cadenceSeconds, phases: quick ? 3 : 7)
         let cadencePerSample = cadence.added / 1e9
         print("  service: WorkoutEngine.queue at the live cadence, \(Int(cadenceSeconds)) s per phase: " + cadence.phases.enumerated().map { i, p in
             String(format: "%@ %.0f ns mean (p50 %.0f, p90 %.0f, p99 %.0f) over %d calls (%d preempted, left out), the final read counting what was kept %.1f µs",
-                   i == 1 ? "with sessions" : "without", p.mean, p.percentile(0.5), p.percentile(0.9), p.percentile(0.99),
+                   i % 2 == 1 ? "with sessions" : "without", p.mean, p.percentile(0.5), p.percentile(0.9), p.percentile(0.99),
                    p.nanos.count, p.preempted, Double(p.settleNanos) / 1e3)
         }.joined(separator: "; ") + String(format: " → %.1f ns added", cadence.added))
 
