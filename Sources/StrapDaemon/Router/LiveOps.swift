@@ -10,9 +10,13 @@ extension RequestRouter {
         let params = try Params(request, allowed: ["types", "devices"])
         let types = try session.grants.readable(asked: try params.quantityTypes("types"))
         let devices = try params.addresses("devices").map(Set.init)
-        session.connection.write(Reply.success(id: request.id))
+        // Subscribed before the reply goes out: a client that sees the reply and then makes a
+        // sensor notify must get that notification (a reply written first left a window, on
+        // a loaded machine, in which the events went to no subscriber). The fan-out writes on
+        // this queue, after this turn, so the reply still comes first.
         let stream = LiveStream(fanout: fanout, session: session, id: request.id, types: types, devices: devices)
         if streamStarted(stream, id: request.id, in: session) { fanout.add(stream) }
+        session.connection.write(Reply.success(id: request.id))
     }
 }
 
