@@ -1,9 +1,11 @@
 #define _GNU_SOURCE
 #include "cshims_posix.h"
 #include <errno.h>
+#include <pthread.h>
 #include <grp.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -131,4 +133,24 @@ long cshims_release_code_pages(void) {
     if (range[1] == 0 || end <= start) { errno = ENOENT; return -1; }
     if (madvise((void *)start, end - start, MADV_DONTNEED) != 0) return -1;
     return (long)(end - start);
+}
+
+int cshims_name_this_thread(const char *name) {
+    char kept[16];
+    strncpy(kept, name, sizeof kept - 1);
+    kept[sizeof kept - 1] = 0;
+    return pthread_setname_np(pthread_self(), kept);
+}
+
+int cshims_timer_create(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+}
+
+int cshims_timer_arm(int fd, int64_t nanoseconds) {
+    if (nanoseconds < 1) nanoseconds = 1;
+    struct itimerspec spec = {
+        .it_interval = {0, 0},
+        .it_value = {(time_t)(nanoseconds / 1000000000), (long)(nanoseconds % 1000000000)},
+    };
+    return timerfd_settime(fd, 0, &spec, NULL);
 }

@@ -78,6 +78,25 @@ public final class Pipeline: @unchecked Sendable {
         }
     }
 
+    /// Submits a batch from a source with a thread of its own (the simulator). When nothing is
+    /// in flight the batch is decoded on the caller's thread, through `queue.sync`, instead of
+    /// waking a worker for it: the BlueZ source gets the same by running its bus queue on the
+    /// ingest queue, and a notification at sensor rates then costs one wake-up fewer (strapd's
+    /// idle CPU is mostly wake-ups; docs/benchmarks.md). With anything in flight it hops as
+    /// `submit(contentsOf:)` does, so a flood still queues (or drops) at the door instead of
+    /// making the source wait.
+    public func submitHere(contentsOf events: [SensorEvent]) {
+        guard inFlight.compareExchange(expected: 0, desired: events.count, ordering: .acquiringAndReleasing).exchanged else {
+            submit(contentsOf: events)
+            return
+        }
+        if let recorder { events.forEach(recorder) }
+        queue.sync {
+            for e in events { process(e) }
+            turnEnded(processed: events.count)
+        }
+    }
+
     /// Nothing else waiting: hand on now (the live path's latency is one hop shorter).
     /// More behind us: hand on after them, so a burst goes on in one piece.
     private func turnEnded(processed: Int) {
@@ -139,15 +158,16 @@ public final class Pipeline: @unchecked Sendable {
         if outSamples.count >= 4096 || outLive.count >= 4096 { handOff() }
     }
 
+    /// Live first: the store stage may append a sparse batch on this thread, disk included.
     private func handOff() {
         handOffScheduled = false
-        if !outSamples.isEmpty {
-            storeStage.enqueue(outSamples)
-            outSamples = []
-        }
         if !outLive.isEmpty {
             live.publish(outLive)
             outLive = []
+        }
+        if !outSamples.isEmpty {
+            storeStage.enqueue(outSamples)
+            outSamples = []
         }
     }
 }

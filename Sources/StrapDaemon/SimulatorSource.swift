@@ -42,7 +42,7 @@ public final class SimulatorSource: @unchecked Sendable {
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         origin = ReceiveTime.now()
-        if !DetachedThread.spawn({ self.run() }) { exited.signal() }
+        if !DetachedThread.spawn(name: "strapd-sim", { self.run() }) { exited.signal() }
     }
 
     /// Returns once the source has stopped submitting.
@@ -90,7 +90,7 @@ public final class SimulatorSource: @unchecked Sendable {
         }
         heldDown.withLock { down in
             if !down.isEmpty { batch.removeAll { down.contains($0.address) } }
-            if !batch.isEmpty { pipeline.submit(contentsOf: batch) }
+            if !batch.isEmpty { pipeline.submitHere(contentsOf: batch) }
         }
         let wait = max(0, (simulation.nextEventTime - elapsed) / max(speed, 1e-9))
         return wait < tick.seconds ? .nanoseconds(Int(wait * 1e9) + 1) : tick

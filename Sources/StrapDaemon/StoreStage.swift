@@ -32,6 +32,11 @@ public final class StoreStage: @unchecked Sendable {
     public private(set) var lostWhileDegraded = 0
     /// Called on `queue` when the stage becomes degraded or recovers.
     var onDegradedChange: (@Sendable (Health) -> Void)?
+    /// Batches that come at least this long after the previous one are appended on the
+    /// caller's thread (`appendHere`); the store's default sync interval.
+    let sparseGap: UInt64 = 100_000_000
+    /// Confined to the caller of `enqueue` (the ingest queue).
+    private var lastEnqueue: UInt64 = 0
     /// Samples dropped (the oldest, beyond `maxPending`) since the current degradation began.
     private var lostAtDegradation = 0
 
@@ -52,7 +57,13 @@ public final class StoreStage: @unchecked Sendable {
     }
 
     func enqueue(_ samples: [Sample]) {
-        backlog.add(samples.count, ordering: .relaxed)
+        let now = DispatchTime.now().uptimeNanoseconds
+        let sparse = now &- lastEnqueue >= sparseGap
+        lastEnqueue = now
+        if backlog.add(samples.count, ordering: .relaxed).newValue == samples.count && sparse
+            && !failing.load(ordering: .relaxed) && appendHere(samples) {
+            return
+        }
         queue.async { [self] in
             // Usually nothing is pending: take the batch's buffer instead of copying (and
             // retaining) every sample into ours.
@@ -72,6 +83,21 @@ public final class StoreStage: @unchecked Sendable {
         while backlog.load(ordering: .relaxed) > highWater && !failing.load(ordering: .relaxed) {
             waiting.store(true, ordering: .relaxed)
             _ = room.wait(timeout: .now() + .milliseconds(20))
+        }
+    }
+
+    /// A sparse batch (the first for `sparseGap`, with nothing pending) is appended on the
+    /// caller's thread, through `queue.sync`: its sync is due at once anyway (the store syncs
+    /// an append that comes an interval after the last on the appending thread), so the hop to
+    /// a worker bought only a wake-up, and at sensor rates that was a fifth of an idle daemon's
+    /// CPU (docs/benchmarks.md). Denser batches hop as before, so under load the ingest queue
+    /// never waits for the disk. False when the batch was not taken.
+    private func appendHere(_ samples: [Sample]) -> Bool {
+        queue.sync {
+            guard pending.isEmpty, !flushScheduled, !retryScheduled else { return false }
+            pending = samples
+            flush()
+            return true
         }
     }
 

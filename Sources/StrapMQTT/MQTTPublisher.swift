@@ -107,7 +107,7 @@ public final class MQTTPublisher: @unchecked Sendable {
         // calling thread when the queue is free): one wake-up a second, where a Dispatch timer
         // woke libdispatch's manager thread and then a worker.
         let stop = tickerStop
-        let spawned = DetachedThread.spawn { [weak self] in
+        let spawned = DetachedThread.spawn(name: "strapd-mqtt") { [weak self] in
             var deadline = DispatchTime.now() + 1
             while stop.wait(timeout: deadline) == .timedOut {
                 guard let self else { return }

@@ -30,6 +30,16 @@ struct SegmentDetail: Sendable {
     var checkpoints: [Checkpoint] = []
     /// Per stream id, per-minute aggregates sorted by minute.
     var rollups: [[MinuteRollup]] = []
+
+    /// Heap bytes this detail holds, near enough to bound a cache of them (element strides
+    /// plus a header per array; a stream's device is shared with the rest of the store).
+    var approximateBytes: Int {
+        let header = 32
+        return header * (3 + rollups.count)
+            + streams.count * MemoryLayout<StreamDef?>.stride
+            + checkpoints.count * MemoryLayout<Checkpoint>.stride
+            + rollups.reduce(0) { $0 + $1.count } * MemoryLayout<MinuteRollup>.stride
+    }
 }
 
 /// Accumulates a segment's summary and detail, fed by the writer as it appends or by a scan

@@ -71,10 +71,8 @@ public final class Store: Sendable {
 
     private func scheduleSync() {
         guard let syncer else { return }
-        if Self.monotonicNanos() - lastSync.load(ordering: .relaxed) >= syncer.intervalNanos {
+        if Self.monotonicNanos() - lastSync.load(ordering: .relaxed) >= syncer.intervalNanos || !syncer.arm() {
             try? sync()
-        } else {
-            syncer.arm()
         }
     }
 

@@ -24,6 +24,10 @@ public struct StoreConfig: Sendable {
     public var segmentMaxAge: Double = 86_400
     /// Samples per record when a batch is appended at once.
     public var recordMaxSamples = 4096
+    /// Bytes of sealed segments' index detail (streams, checkpoints, minute rollups) kept in
+    /// memory, the most recently used; the rest is read again from the index files when a
+    /// query or reader needs it. One detail is always kept, whatever its size.
+    public var sealedDetailCacheBytes = 2 << 20
     /// Every system call the store makes goes through this table; tests pass one that fails
     /// on demand (ENOSPC, EIO) to reach the error paths without root or a small file system.
     public var syscalls: Syscalls = .live

@@ -178,7 +178,7 @@ struct StoreOpener {
     private func assemble(storeID: UInt64, _ open: OpenTail, lock: LockFile) -> Store {
         let published = Published(segments: segments, durableNext: open.builder.summary.nextAnchor,
                                   oldest: segments.first?.firstAnchor ?? 1, deleted: deleted)
-        let shared = StoreShared(published)
+        let shared = StoreShared(published, sealedDetailBudget: config.sealedDetailCacheBytes)
         for p in problems { shared.report(p) }
         let writer = StoreWriter(config: config, storeID: storeID, shared: shared, segment: open.segment,
                                  builder: open.builder, offset: open.offset)

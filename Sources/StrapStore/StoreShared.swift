@@ -20,30 +20,54 @@ final class StoreShared: Sendable {
     private let waiters = Mutex<(next: Int, list: [Int: CheckedContinuation<Void, Never>], closed: Bool)>((0, [:], false))
     private let observers = Mutex<(next: Int, list: [Int: @Sendable (UInt64) -> Void])>((0, [:]))
 
-    init(_ p: Published) { published = Mutex(p) }
+    init(_ p: Published, sealedDetailBudget: Int = 2 << 20) {
+        published = Mutex(p)
+        self.sealedDetailBudget = sealedDetailBudget
+    }
 
     var snapshot: Published { published.withLock { $0 } }
 
-    /// Sealed segments whose detail (streams, checkpoints, minute rollups: about 1 MB for a
-    /// full segment of the simulator's mix) stays cached, the most recently used. Without a
-    /// bound every segment a follower or a statistics query ever read kept its detail for
-    /// good, and the heap grew with the store (strap-bench soak: +111 MB over 26 M samples).
-    static let cachedSealedDetails = 16
-    private let detailUse = Mutex<(clock: UInt64, cached: [ObjectIdentifier: (segment: Segment, used: UInt64)])>((0, [:]))
+    /// Sealed segments' details (streams, checkpoints, minute rollups: a few hundred KB for a
+    /// full segment of the simulator's mix) stay cached up to this many bytes, the most
+    /// recently used. Without a bound every segment a follower or a statistics query ever
+    /// read kept its detail for good, and the heap grew with the store (strap-bench soak:
+    /// +111 MB over 26 M samples); a bound in segments (16 before) let memory grow with the
+    /// density of the data, which the soak's 2 MB target caught.
+    let sealedDetailBudget: Int
+    private let detailUse = Mutex<DetailUse>(DetailUse())
+
+    private struct DetailUse {
+        var clock: UInt64 = 0
+        var bytes = 0
+        var cached: [ObjectIdentifier: (segment: Segment, used: UInt64, bytes: Int)] = [:]
+    }
 
     var cachedSealedDetailCount: Int { detailUse.withLock { $0.cached.count } }
+    var cachedSealedDetailBytes: Int { detailUse.withLock { $0.bytes } }
 
-    /// `segment.detail`, keeping at most `cachedSealedDetails` sealed details cached.
+    /// `segment.detail`, keeping sealed details cached within `sealedDetailBudget`.
     func detail(of segment: Segment) -> SegmentDetail {
         let d = segment.detail(report: report)
         guard segment.detailReloadable else { return d }
         let victims: [Segment] = detailUse.withLock { u in
             u.clock &+= 1
-            u.cached[ObjectIdentifier(segment)] = (segment, u.clock)
-            guard u.cached.count > Self.cachedSealedDetails else { return [] }
-            let oldest = u.cached.sorted { $0.value.used < $1.value.used }.prefix(u.cached.count - Self.cachedSealedDetails)
-            for (key, _) in oldest { u.cached[key] = nil }
-            return oldest.map(\.value.segment)
+            let key = ObjectIdentifier(segment)
+            if u.cached[key] != nil {
+                u.cached[key]!.used = u.clock
+                return []
+            }
+            let size = d.approximateBytes
+            u.cached[key] = (segment, u.clock, size)
+            u.bytes += size
+            guard u.bytes > sealedDetailBudget, u.cached.count > 1 else { return [] }
+            var out: [Segment] = []
+            for (k, v) in u.cached.sorted(by: { $0.value.used < $1.value.used }) where k != key {
+                guard u.bytes > sealedDetailBudget else { break }
+                u.cached[k] = nil
+                u.bytes -= v.bytes
+                out.append(v.segment)
+            }
+            return out
         }
         for v in victims { v.evictDetail() }
         return d

@@ -146,6 +146,49 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         #expect(store.latestAnchor == 100)
     }
 
+    /// A sparse batch (nothing appended for an interval) is appended on the caller's thread:
+    /// stored when `enqueue` returns. A batch right behind it takes the stage's queue and is
+    /// stored soon after; nothing is lost or reordered either way.
+    @Test func aSparseBatchIsStoredBeforeEnqueueReturns() throws {
+        let store = try Store.open(StoreConfig(directory: temporaryDirectory(), sync: .none))
+        defer { store.close() }
+        let stage = StoreStage(store: store)
+        stage.enqueue(heartRates(3))
+        #expect(store.latestAnchor == 3)
+        stage.enqueue(heartRates(4, from: 1_700_000_100_000))
+        #expect(try waitFor { store.latestAnchor == 7 })
+        usleep(150_000)
+        stage.enqueue(heartRates(2, from: 1_700_000_200_000))
+        #expect(store.latestAnchor == 9)
+        let starts = try store.anchored(anchor: 0, limit: 100).added.compactMap(\.sample).map(\.start)
+        #expect(starts == heartRates(3).map(\.start) + heartRates(4, from: 1_700_000_100_000).map(\.start)
+                + heartRates(2, from: 1_700_000_200_000).map(\.start))
+    }
+
+    /// The simulator's `submitHere`: with nothing in flight the batch is decoded on the
+    /// caller's thread (counted when the call returns), and its samples are the same as
+    /// through `submit`.
+    @Test func submitHereDecodesOnTheCallersThreadWhenIdle() throws {
+        let events = simulatedEvents(count: 2, seconds: 20)
+        let hereStore = try Store.open(StoreConfig(directory: temporaryDirectory("here"), sync: .none))
+        let asyncStore = try Store.open(StoreConfig(directory: temporaryDirectory("async"), sync: .none))
+        defer { hereStore.close(); asyncStore.close() }
+        let (here, _) = makePipeline(store: hereStore)
+        let (hopping, _) = makePipeline(store: asyncStore)
+        here.submitHere(contentsOf: Array(events.prefix(10)))
+        #expect(here.counters.events == 10)
+        here.submitHere(contentsOf: Array(events.dropFirst(10)))
+        hopping.submit(contentsOf: events)
+        here.drain()
+        hopping.drain()
+        #expect(try waitFor { hereStore.latestAnchor == asyncStore.latestAnchor && here.storeStage.pendingCount == 0
+                                 && hopping.storeStage.pendingCount == 0 && hereStore.latestAnchor > 0 })
+        let a = try hereStore.anchored(anchor: 0, limit: 10_000).added.compactMap(\.sample).map { "\($0.type) \($0.start) \($0.value)" }
+        let b = try asyncStore.anchored(anchor: 0, limit: 10_000).added.compactMap(\.sample).map { "\($0.type) \($0.start) \($0.value)" }
+        #expect(a == b)
+        #expect(here.counters == hopping.counters)
+    }
+
     @Test func captureLinesRoundTrip() throws {
         for event in simulatedEvents(count: 3, seconds: 30, dropouts: DropoutSchedule(meanInterval: 5)) {
             let line = CaptureFormat.line(event)

@@ -54,3 +54,12 @@ int cshims_malloc_trim(void);
    read-only data, never written, so the pages come back unchanged from the file): the bytes
    it covered, or -1 with errno. */
 long cshims_release_code_pages(void);
+
+/* pthread_setname_np(pthread_self(), name): names the calling thread (15 bytes kept) for
+   top -H and /proc/PID/task/TID/comm. Returns 0 or an error number. */
+int cshims_name_this_thread(const char *name);
+
+/* timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC). */
+int cshims_timer_create(void);
+/* A one-shot expiry `nanoseconds` from now (at least 1 ns: 0 would disarm). */
+int cshims_timer_arm(int fd, int64_t nanoseconds);
