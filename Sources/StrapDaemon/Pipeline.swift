@@ -72,10 +72,7 @@ public final class Pipeline: @unchecked Sendable {
     public func submit(contentsOf events: [SensorEvent]) {
         inFlight.add(events.count, ordering: .relaxed)
         if let recorder { events.forEach(recorder) }
-        queue.async { [self] in
-            for e in events { process(e) }
-            turnEnded(processed: events.count)
-        }
+        queue.async { [self] in processBatch(events) }
     }
 
     /// Submits a batch from a source with a thread of its own (the simulator). When nothing is
@@ -91,10 +88,13 @@ public final class Pipeline: @unchecked Sendable {
             return
         }
         if let recorder { events.forEach(recorder) }
-        queue.sync {
-            for e in events { process(e) }
-            turnEnded(processed: events.count)
-        }
+        queue.sync { processBatch(events) }
+    }
+
+    /// On `queue`: a submitted batch, counted in flight by the caller.
+    private func processBatch(_ events: [SensorEvent]) {
+        for e in events { process(e) }
+        turnEnded(processed: events.count)
     }
 
     /// Nothing else waiting: hand on now (the live path's latency is one hop shorter).

@@ -33,7 +33,9 @@ public final class StoreStage: @unchecked Sendable {
     /// Called on `queue` when the stage becomes degraded or recovers.
     var onDegradedChange: (@Sendable (Health) -> Void)?
     /// Batches that come at least this long after the previous one are appended on the
-    /// caller's thread (`appendHere`); the store's default sync interval.
+    /// caller's thread (`appendHere`). At the default `sync_interval` (100 ms) such a batch is
+    /// synced at once; with a longer interval it only arms the sync, a shorter one syncs it at
+    /// once too: either way the caller waits for one append, never for a backlog.
     let sparseGap: UInt64 = 100_000_000
     /// Confined to the caller of `enqueue` (the ingest queue).
     private var lastEnqueue: UInt64 = 0

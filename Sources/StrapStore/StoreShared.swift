@@ -20,7 +20,7 @@ final class StoreShared: Sendable {
     private let waiters = Mutex<(next: Int, list: [Int: CheckedContinuation<Void, Never>], closed: Bool)>((0, [:], false))
     private let observers = Mutex<(next: Int, list: [Int: @Sendable (UInt64) -> Void])>((0, [:]))
 
-    init(_ p: Published, sealedDetailBudget: Int = 2 << 20) {
+    init(_ p: Published, sealedDetailBudget: Int) {
         published = Mutex(p)
         self.sealedDetailBudget = sealedDetailBudget
     }
@@ -33,7 +33,7 @@ final class StoreShared: Sendable {
     /// read kept its detail for good, and the heap grew with the store (strap-bench soak:
     /// +111 MB over 26 M samples); a bound in segments (16 before) let memory grow with the
     /// density of the data, which the soak's 2 MB target caught.
-    let sealedDetailBudget: Int
+    private let sealedDetailBudget: Int
     private let detailUse = Mutex<DetailUse>(DetailUse())
 
     private struct DetailUse {
