@@ -240,7 +240,7 @@ extension DeviceRegistry {
     /// Pairs and trusts. With `[bluetooth] pair_agent` strapd registers its own agent
     /// (NoInputNoOutput, Just Works); without it, another agent (bluetoothctl's) must answer.
     func pair(_ address: SensorAddress, _ client: BlueZClient, _ manager: SensorManager, _ completion: @escaping Completion) {
-        guard let address = KnownDevices.normalise(address), let device = client.mirror.devices(address: address).first else {
+        guard let address = KnownDevices.normalise(address), !client.mirror.devices(address: address).isEmpty else {
             return completion(.notFound(address))
         }
         let agent = settings.bluetooth.pairAgent
@@ -260,10 +260,7 @@ extension DeviceRegistry {
         if agent {
             manager.pair(address: address, done)
         } else {
-            client.pair(device: device.path) { result in
-                if case .failure = result { return done(result) }
-                client.setTrusted(device: device.path, true, done)
-            }
+            manager.pairWithExternalAgent(address: address, done)
         }
     }
 

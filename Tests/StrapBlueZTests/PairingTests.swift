@@ -44,6 +44,30 @@ struct PairingTests {
         #expect(daemon.queue.sync { daemon.client.mirror.devices(address: Self.address).first?.paired } == false)
     }
 
+    /// The kernel's search for a sensor that stopped advertising never ends, and bluetoothd
+    /// holds its management queue for two minutes meanwhile: strapd gives up after its own
+    /// timeout, cancels, and says so instead of leaving the pairing (and the adapter) stuck.
+    @Test func aPairingThatNeverEndsIsCancelled() throws {
+        let mock = try MockBlueZ(sensors: [.init(address: Self.address, kind: "hr")])
+        try mock.setFault(Self.address, "pair_never_ends")
+        let daemon = try Daemon(address: mock.bus.address)
+        daemon.queue.sync { daemon.manager.pairingTimeout = 1 }
+        let result = try pair(daemon, policy: .acceptJustWorks)
+        guard case .failure(let error) = result else {
+            Issue.record("a pairing that never ends should have failed")
+            return
+        }
+        #expect(error.errorName == BlueZErrorName.authenticationTimeout.rawValue)
+        #expect("\(error)".contains("cancelled"))
+        try eventually("the mock's Pair ended by CancelPairing") {
+            ((try? mock.stats())?["pair_results"] as? [[String]])?.last == [Self.address, "cancelled"]
+        }
+        #expect(try mock.events().contains { $0.first as? String == "CancelPairing" })
+        // Nothing is left in progress: the next attempt pairs.
+        let again = try pair(daemon, policy: .acceptJustWorks)
+        #expect(throws: Never.self) { try again.get() }
+    }
+
     @Test func pairingRefusedByDevice() throws {
         let mock = try MockBlueZ(sensors: [.init(address: Self.address, kind: "hr")])
         try mock.setFault(Self.address, "refuse_pairing")

@@ -29,7 +29,8 @@ def required(scenario, args):
         # on every characteristic, exactly once and decoded to the encoded values.
         return ['strapd-running', 'scan', 'pair', 'connect', 'delivery-2a37', 'decode-2a37',
                 'capture-delivery-2a37', 'capture-delivery-2a5b', 'capture-delivery-2a53',
-                'capture-decode-2a37', 'capture-decode-2a5b', 'capture-decode-2a53']
+                'capture-decode-2a37', 'capture-decode-2a5b', 'capture-decode-2a53'] + (
+                    ['stalled-pair'] if args[3:4] == ['stall'] else [])
     if scenario == 'daemon-link-loss':
         return ['strapd-running', 'link-lost', 'reconnected-by-itself', 'resumed-streaming', 'gap-visible', 'delivery-2a37',
                 'workout-started', 'workout-continued', 'workout-saved', 'workout-spans-gap']
@@ -95,7 +96,8 @@ def main():
     checks = res.get('checks', [])
     names = {c['name'] for c in checks}
     for c in checks:
-        print('check-result:   %-4s %-28s %s' % ('ok' if c['ok'] else 'FAIL', c['name'], c.get('detail', '')[:160]))
+        # a failure's whole detail: it is what CI's output keeps of a failed scenario
+        print('check-result:   %-4s %-28s %s' % ('ok' if c['ok'] else 'FAIL', c['name'], c.get('detail', '')[:160 if c['ok'] else 800]))
         if not c['ok']:
             fails.append('check %s failed' % c['name'])
     for n in required(scenario, args):

@@ -47,7 +47,7 @@ SCENARIOS=${LAB_SCENARIOS:-"smoke|smoke|180
 hr-example|hr-example acquire|300
 hr-bumble|hr-bumble start|300
 daemon-pair-acquire|daemon-pair-connect acquire|300
-daemon-pair-start|daemon-pair-connect start|300
+daemon-pair-start|daemon-pair-connect start 12 0.5 stall|300
 daemon-link-loss|daemon-link-loss|360
 daemon-bluetoothd-restart|daemon-bluetoothd-restart|300
 daemon-four-sensors|daemon-four-sensors|480
@@ -83,7 +83,8 @@ while IFS='|' read -r name cmd limit; do
 	*) fail=$((fail + 1)); r="FAIL (exit $rc)" ;;
 	esac
 	printf 'selftest: %-26s %-16s %4ss  %s\n' "$name" "$r" "$((SECONDS - t))" "$RES/$name.txt"
-	[ $rc = 0 ] || grep -E 'check-result: (FAIL|.*SKIPPED)|SKIP:|powercut: .*FAIL|^verdict' "$RES/$name.txt" | head -5 | sed 's/^/selftest:     /'
+	# the failed checks with their details first: CI's output keeps only these lines
+	[ $rc = 0 ] || grep -E 'check-result: +FAIL|check-result: .*SKIPPED|SKIP:|powercut: .*FAIL|^verdict' "$RES/$name.txt" | head -8 | sed 's/^/selftest:     /'
 	if [ "$scen" = smoke ] && [ $rc != 0 ] &&
 		grep -qs -e 'modprobe hci_vhci failed' -e '/dev/vhci missing' "$RES/$name/scenario.log"; then
 		# Every other scenario needs /dev/vhci too: no point booting them.

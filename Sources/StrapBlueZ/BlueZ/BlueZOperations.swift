@@ -78,8 +78,14 @@ extension BlueZClient {
         bluez(device, BlueZInterface.device, "Disconnect", [], void(done))
     }
 
-    public func pair(device: ObjectPath, _ done: @escaping Completion) {
-        bluez(device, BlueZInterface.device, "Pair", [], timeout: 60_000_000, void(done))
+    /// `timeoutSeconds` is ours: BlueZ itself gives a pairing two minutes, and the kernel's
+    /// may never end (see `SensorManager.pair`).
+    public func pair(device: ObjectPath, timeoutSeconds: Double = 60, _ done: @escaping Completion) {
+        bluez(device, BlueZInterface.device, "Pair", [], timeout: UInt64(timeoutSeconds * 1_000_000), void(done))
+    }
+
+    public func cancelPairing(device: ObjectPath, _ done: @escaping Completion) {
+        bluez(device, BlueZInterface.device, "CancelPairing", [], timeout: 5_000_000, void(done))
     }
 
     public func setTrusted(device: ObjectPath, _ trusted: Bool, _ done: @escaping Completion) {

@@ -19,6 +19,9 @@ public final class SensorManager: @unchecked Sendable {
     private var discoveryRetry: DispatchSourceTimer?
     private var discoveryBackoff = Backoff(policy: BackoffPolicy(base: 0.5, cap: 10))
     private var agent: PairingAgent?
+    /// A Just Works pairing takes a few seconds; a sensor found moments ago that does not
+    /// answer within this has stopped advertising or gone (`cancelStalledPairing`).
+    public var pairingTimeout: Double = 30
     private var observer: Int?
 
     public var queue: DispatchQueue { client.queue }
@@ -109,13 +112,48 @@ public final class SensorManager: @unchecked Sendable {
         client.registerAgent(path: agent.path, capability: agent.capability) { [weak self] result in
             guard let self else { return }
             if case .failure(let e) = result, e.errorName != BlueZErrorName.alreadyExists.rawValue { return done(.failure(e)) }
-            self.client.pair(device: device.path) { result in
-                if case .failure(let e) = result {
-                    BusLog.warning("pairing \(address) failed: \(e)", metadata: BusLog.device(address))
-                    return done(.failure(e))
+            self.pairAndTrust(address: address, device: device.path, done)
+        }
+    }
+
+    /// Pairs relying on an agent someone else registered (bluetoothctl's), then trusts.
+    public func pairWithExternalAgent(address: String, _ done: @escaping BlueZClient.Completion) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let device = client.mirror.devices(address: address).first else {
+            return done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.doesNotExist.rawValue, message: "no device \(address)"))))
+        }
+        pairAndTrust(address: address, device: device.path, done)
+    }
+
+    private func pairAndTrust(address: String, device: ObjectPath, _ done: @escaping BlueZClient.Completion) {
+        client.pair(device: device, timeoutSeconds: pairingTimeout) { [weak self] result in
+            guard let self else { return done(result) }
+            if case .failure(let e) = result {
+                if e.errorName == FreedesktopErrorName.noReply.rawValue {
+                    return self.cancelStalledPairing(address: address, device: device, done)
                 }
-                self.client.setTrusted(device: device.path, true, done)
+                BusLog.warning("pairing \(address) failed: \(e)", metadata: BusLog.device(address))
+                return done(.failure(e))
             }
+            self.client.setTrusted(device: device, true, done)
+        }
+    }
+
+    /// A pairing BlueZ has not finished in `pairingTimeout` is cancelled. The kernel looks for
+    /// the sensor with a passive scan that has no time limit of its own; bluetoothd gives up
+    /// only after two minutes, and until then its one management-command queue is held by the
+    /// pending Pair Device, so the adapter can neither scan nor change its advertising. Its
+    /// CancelPairing goes out as a reply that may jump that queue, and frees it.
+    private func cancelStalledPairing(address: String, device: ObjectPath, _ done: @escaping BlueZClient.Completion) {
+        let seconds = Int(pairingTimeout.rounded())
+        BusLog.warning("pairing \(address): BlueZ did not finish it in \(seconds) s (is the sensor still advertising?); cancelling it",
+                       metadata: BusLog.device(address))
+        client.cancelPairing(device: device) { result in
+            if case .failure(let e) = result {
+                BusLog.warning("pairing \(address): CancelPairing failed: \(e)", metadata: BusLog.device(address))
+            }
+            done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.authenticationTimeout.rawValue,
+                                                message: "pairing did not finish within \(seconds) s and was cancelled"))))
         }
     }
 

@@ -27,7 +27,7 @@ import time
 import dbus
 import dbus.mainloop.glib
 import dbus.service
-from dbus.lowlevel import HANDLER_RESULT_NOT_YET_HANDLED
+from dbus.lowlevel import HANDLER_RESULT_HANDLED, HANDLER_RESULT_NOT_YET_HANDLED, ErrorMessage
 from gi.repository import GLib
 
 from dbusmock import mockobject
@@ -70,6 +70,7 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
         self.applications = []    # (sender, path, [uuids])
         self.agent = None         # (sender, path, capability)
         self.pair_results = []
+        self.pending_pairing = {}  # address -> the Pair call held by hold_pair
         self.events = []
         for name in self.adapter_names:
             self.add_adapter(name)
@@ -123,7 +124,7 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
             ('Disconnect', '', '', lambda d: self.disconnect(sensor, 'org.bluez.Reason.Local', 'Connection terminated by local host',
                                                              adapter=adapter)),
             ('Pair', '', '', lambda d: self.pair(sensor, d)),
-            ('CancelPairing', '', '', ''),
+            ('CancelPairing', '', '', lambda d: self.cancel_pairing(sensor)),
         ])
         sensor.paths[adapter] = path
         self.main.EmitSignal(OM, 'InterfacesAdded', 'oa{sa{sv}}', [dbus.ObjectPath(path), {DEVICE: props}])
@@ -222,6 +223,33 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
         dev.UpdateProperties(DEVICE, {'Paired': dbus.Boolean(True, variant_level=1),
                                       'Bonded': dbus.Boolean(True, variant_level=1)})
         self.pair_results.append((sensor.address, 'paired'))
+
+    def hold_pair(self, message):
+        """Message filter: with the fault `pair_never_ends`, a Pair call gets no answer (the
+        kernel's passive scan for a sensor that stopped advertising has no time limit) until
+        CancelPairing, or BlueZ's own two minutes, while the rest of the mock keeps answering."""
+        if message.get_type() != 1 or message.get_interface() != DEVICE or message.get_member() != 'Pair':
+            return HANDLER_RESULT_NOT_YET_HANDLED
+        sensor = next((s for s in self.sensors.values() if message.get_path() in s.paths.values()), None)
+        if sensor is None or not sensor.faults.pop('pair_never_ends', 0):
+            return HANDLER_RESULT_NOT_YET_HANDLED
+        self.events.append(('Pair', sensor.address, 'held'))
+        self.pending_pairing[sensor.address] = message
+        GLib.timeout_add_seconds(120, lambda: self.end_pairing(sensor, 'org.bluez.Error.AuthenticationTimeout', 'timed-out') and False)
+        return HANDLER_RESULT_HANDLED
+
+    def end_pairing(self, sensor, error, result):
+        message = self.pending_pairing.pop(sensor.address, None)
+        if message is None:
+            return False
+        self.bus.send_message(ErrorMessage(message, error, result))
+        self.pair_results.append((sensor.address, result))
+        return True
+
+    def cancel_pairing(self, sensor):
+        self.events.append(('CancelPairing', sensor.address))
+        if not self.end_pairing(sensor, 'org.bluez.Error.AuthenticationCanceled', 'cancelled'):
+            raise dbus.exceptions.DBusException('Does Not Exist', name='org.bluez.Error.DoesNotExist')
 
     def register_agent(self, path, capability):
         self.agent = (Caller.sender, str(path), str(capability))
@@ -368,6 +396,7 @@ def main():
     mockobject.objects['/'] = main_object
     main_object.AddTemplate('bluez5', None)
     mock = MockBlueZ(bus, main_object, config, args.state)
+    bus.add_message_filter(lambda _bus, message: mock.hold_pair(message))
     mockobject.objects['/org/bluez'].AddMethod('org.bluez.AgentManager1', 'RegisterAgent', 'os', '',
                                                lambda m, p, c: mock.register_agent(p, c))
     print('ready', flush=True)

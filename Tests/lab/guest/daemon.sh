@@ -136,6 +136,29 @@ attach_step() {
 	done
 }
 
+# stalled_pair ADDRESS NAME: the fake sensor NAME stops advertising (SIGUSR1: advertisement
+# withdrawn, adapter off) just after strapd found it, as a strap walking out of range. The
+# kernel's search for it has no time limit and bluetoothd's own is two minutes, during which
+# its one management-command queue is held; `strapctl pair` must end by itself with strapd's
+# cancel (org.bluez.Error.AuthenticationTimeout), and bluetoothd must be free again: the
+# sensor, back (SIGUSR2), registers its advertising through that same queue, and the pairing
+# that follows (daemon_pair_connect) needs it too.
+stalled_pair() {
+	local addr=$1 name=$2 pid t n=100
+	pid=$(cat "$OUT/sensor-$name.pid")
+	kill -USR1 "$pid"
+	while ! grep -q '"event": "powered-off"' "$OUT/sensor-$name.log" && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	t=$SECONDS
+	if ctl pair "$addr" > "$OUT/stalled-pair.txt" 2>&1; then
+		check stalled-pair FAIL "paired a sensor that was not advertising"
+	elif grep -q AuthenticationTimeout "$OUT/stalled-pair.txt" && grep -q "cancelling it" "$STRAPD_LOG"; then
+		check stalled-pair OK "ended by strapd's cancel after $((SECONDS - t)) s: $(tail -1 "$OUT/stalled-pair.txt")"
+	else
+		check stalled-pair FAIL "after $((SECONDS - t)) s: $(tail -2 "$OUT/stalled-pair.txt" | paste -sd' ') [$(bluez_probe)]"
+	fi
+	kill -USR2 "$pid"
+}
+
 # bluez_probe: whether bluetoothd answers D-Bus right now, and how fast.
 bluez_probe() {
 	local t0 t1

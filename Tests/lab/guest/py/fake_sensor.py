@@ -23,10 +23,15 @@ the link drops as for a strap out of range; ticks go on unsent, so the gap is vi
 it back (adapter powered on, advertising again). --vanish-at/--vanish-for do the same on a
 timer, counted from the first subscription.
 
---readvertise S (default 2): while no central is connected, re-register the advertisement
+--readvertise S (default 2): while no central is connected, register a fresh advertisement
 every S seconds: btvirt's emulated controller reports an advertiser only once per scan or
 advertising enable, and the kernel drops a report that lands before its discovery state is
-"finding"; real radios advertise continuously.
+"finding"; real radios advertise continuously. The new one (two object paths, taken in turn)
+is registered before the old one is withdrawn, so the sensor never stops advertising: its
+adapter shares bluetoothd with the central's, and bluetoothd sends one management command at
+a time. A central's Pair Device waits, holding that queue, for an advertiser; had the old
+advertisement been withdrawn first, the new one would queue behind the pairing that waits
+for it (docs/testing.md, pitfall 12).
 """
 import argparse
 import os
@@ -42,7 +47,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blelab as L  # noqa: E402
 
 APP_PATH = '/lab/sensor'
-ADV_PATH = '/lab/sensor/adv0'
+ADV_PATHS = ('/lab/sensor/adv0', '/lab/sensor/adv1')
 
 
 class State:
@@ -144,7 +149,7 @@ class Application(dbus.service.Object):
 
 
 class Advertisement(dbus.service.Object):
-    def __init__(self, bus, name, uuids):
+    def __init__(self, bus, path, name, uuids):
         self.props = {
             'Type': 'peripheral',
             'ServiceUUIDs': dbus.Array(uuids, signature='s'),
@@ -152,7 +157,7 @@ class Advertisement(dbus.service.Object):
             'Appearance': dbus.UInt16(0x0341),   # heart rate belt
             'Discoverable': dbus.Boolean(True),
         }
-        dbus.service.Object.__init__(self, bus, ADV_PATH)
+        dbus.service.Object.__init__(self, bus, path)
 
     @dbus.service.method(L.PROPS_IFACE, in_signature='s', out_signature='a{sv}')
     def GetAll(self, interface):
@@ -243,7 +248,8 @@ def main():
     state = State()
     app = build(bus, state, which, args.interval)
     uuids = [L.short(s.uuid) for s in app.services]
-    adv = Advertisement(bus, args.name, uuids)
+    advs = [Advertisement(bus, path, args.name, uuids) for path in ADV_PATHS]
+    rstate = {'busy': False, 'count': 0, 'current': ADV_PATHS[0]}
     loop = GLib.MainLoop()
     pending = {'app', 'adv'}
     om = dbus.Interface(bus.get_object(L.BLUEZ, '/', follow_name_owner_changes=True), L.OM_IFACE)
@@ -296,7 +302,7 @@ def main():
     def register_all():
         dbus.Interface(adapter, L.GATT_MANAGER_IFACE).RegisterApplication(
             APP_PATH, {}, reply_handler=registered('app'), error_handler=failed('app'))
-        adv_mgr.RegisterAdvertisement(ADV_PATH, {}, reply_handler=registered('adv'), error_handler=failed('adv'))
+        adv_mgr.RegisterAdvertisement(rstate['current'], {}, reply_handler=registered('adv'), error_handler=failed('adv'))
     register_all()
     if args.agent:
         Agent(bus, '/lab/agent')
@@ -349,23 +355,27 @@ def main():
 
     GLib.timeout_add(int(args.interval * 1000), tick)
 
-    rstate = {'busy': False, 'count': 0}
-
     def readvertise():
         if pending or rstate['busy'] or state.connected or state.vanished:
             return True
         rstate['busy'] = True
+        old = rstate['current']
+        new = ADV_PATHS[1 - ADV_PATHS.index(old)]
 
         def done(*_):
             rstate['busy'] = False
             rstate['count'] += 1
 
-        def unregistered():
-            adv_mgr.RegisterAdvertisement(ADV_PATH, {}, reply_handler=done,
-                                          error_handler=lambda e: (L.emit('error', what='readvertise',
-                                                                          message=str(e)), done()))
-        adv_mgr.UnregisterAdvertisement(ADV_PATH, reply_handler=unregistered,
-                                        error_handler=lambda e: unregistered())
+        def registered_new(*_):
+            rstate['current'] = new
+            # vanished meanwhile: the new one must not outlive the vanish (ghost links)
+            for path in ((old, new) if state.vanished else (old,)):
+                adv_mgr.UnregisterAdvertisement(path, reply_handler=done, error_handler=lambda e: done())
+
+        def failed_new(e):
+            L.emit('error', what='readvertise', message=str(e))
+            done()
+        adv_mgr.RegisterAdvertisement(new, {}, reply_handler=registered_new, error_handler=failed_new)
         return True
 
     def vanish():
@@ -381,7 +391,10 @@ def main():
         def power_off(*_):
             aprops.Set(L.ADAPTER_IFACE, 'Powered', dbus.Boolean(False))
             L.emit('powered-off', seq=seq[0])
-        adv_mgr.UnregisterAdvertisement(ADV_PATH, reply_handler=power_off, error_handler=power_off)
+        # both: a readvertise in flight may be registering the other one
+        other = ADV_PATHS[1 - ADV_PATHS.index(rstate['current'])]
+        adv_mgr.UnregisterAdvertisement(other, reply_handler=lambda: None, error_handler=lambda e: None)
+        adv_mgr.UnregisterAdvertisement(rstate['current'], reply_handler=power_off, error_handler=power_off)
         return False
 
     def reappear():

@@ -4,17 +4,24 @@
 # (strapctl --json anchored) and decode to the values the sensor encoded.
 # Args: 1 notification path: acquire | start (default acquire; strapd.conf [bluetooth] notify)
 #       2 seconds of streaming (default 12)  3 sensor interval (default 0.5)
+#       4 stall: first pair while the sensor has stopped advertising (daemon.sh stalled_pair)
 # Skips (77) until strapd exists. Assumed CLI: guest/daemon.sh.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-NOTIFY=${1:-acquire} SECS=${2:-12} INTERVAL=${3:-0.5}
+NOTIFY=${1:-acquire} SECS=${2:-12} INTERVAL=${3:-0.5} STALL=${4:-}
 daemon_require
 stack_up 2 $DAEMON_BTVIRT || { check stack-up FAIL "stack_up 2 failed"; exit 1; }
 PERIPH=$(start_sensor hci0 s1 --agent --services hr,csc,rsc --interval "$INTERVAL") || { check sensor-ready FAIL ""; exit 1; }
 daemon_start hci1 "$NOTIFY" || exit 1
-daemon_attach "$PERIPH" || exit 1
+if [ "$STALL" = stall ]; then
+	daemon_scan "$PERIPH" || exit 1
+	stalled_pair "$PERIPH" s1
+	daemon_pair_connect "$PERIPH" || exit 1
+else
+	daemon_attach "$PERIPH" || exit 1
+fi
 step "streaming ${SECS}s"
 sleep "$SECS"
 kill "$(cat "$OUT/sensor-s1.pid")"; sleep 3       # sensor stops sending; give the store time to sync
