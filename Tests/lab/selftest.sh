@@ -67,18 +67,30 @@ while IFS='|' read -r name cmd limit; do
 		printf 'selftest: %-26s %-16s %4ss  %s\n' "$name" SKIP 0 "strapd not built yet"
 		continue
 	fi
-	if [ "$scen" = powercut ]; then
-		# A series of boots on one disk (powercut.sh), not one VM: "powercut CUTS" per sync mode.
-		read -r _ cuts _ <<< "$cmd"
-		timeout -k 10 "${limit:-${LAB_LIMIT:-480}}" "$HERE/powercut.sh" -n "${cuts:-3}" -H "$HOSTDIR" "$RES/$name" \
-			> "$RES/$name.txt" 2>&1 < /dev/null
-	else
-		# shellcheck disable=SC2086
-		"$HERE/run-lab.sh" -o "$RES/$name" -t "${limit:-${LAB_LIMIT:-480}}" -H "$HOSTDIR" $cmd > "$RES/$name.txt" 2>&1 < /dev/null
-	fi
-	rc=$?
+	oops=""
+	for attempt in 1 2; do
+		if [ "$scen" = powercut ]; then
+			# A series of boots on one disk (powercut.sh), not one VM: "powercut CUTS" per sync mode.
+			read -r _ cuts _ <<< "$cmd"
+			timeout -k 10 "${limit:-${LAB_LIMIT:-480}}" "$HERE/powercut.sh" -n "${cuts:-3}" -H "$HOSTDIR" "$RES/$name" \
+				> "$RES/$name.txt" 2>&1 < /dev/null
+		else
+			# shellcheck disable=SC2086
+			"$HERE/run-lab.sh" -o "$RES/$name" -t "${limit:-${LAB_LIMIT:-480}}" -H "$HOSTDIR" $cmd > "$RES/$name.txt" 2>&1 < /dev/null
+		fi
+		rc=$?
+		# The guest's 6.1 kernel oopses now and then in hci_chan_del (l2cap_sock_release; docs/testing.md
+		# pitfall 11) and takes bluetoothd with it: a fault below strapd and BlueZ's user space. Such a
+		# failure is booted once more, and the first attempt is kept and reported.
+		[ $rc != 0 ] && [ $rc != 77 ] && [ $attempt = 1 ] && [ "$scen" != powercut ] || break
+		oops=$(grep -a -m1 -E 'BUG: unable to handle|kernel BUG at|Oops: ' "$RES/$name.txt") || break
+		rm -rf "$RES/$name.attempt1" "$RES/$name.attempt1.txt"
+		mv "$RES/$name" "$RES/$name.attempt1"; mv "$RES/$name.txt" "$RES/$name.attempt1.txt"
+		printf 'selftest: %-26s the guest kernel oopsed in attempt 1 (%s); booting it again (%s)\n' "$name" \
+			"$(echo "$oops" | sed 's/^\[ *[0-9.]*\] //')" "$RES/$name.attempt1.txt"
+	done
 	case $rc in
-	0) pass=$((pass + 1)); r=PASS ;;
+	0) pass=$((pass + 1)); r=PASS${oops:+" (attempt 2)"} ;;
 	77) skip=$((skip + 1)); r=SKIP ;;
 	*) fail=$((fail + 1)); r="FAIL (exit $rc)" ;;
 	esac

@@ -31,7 +31,7 @@ is registered before the old one is withdrawn, so the sensor never stops adverti
 adapter shares bluetoothd with the central's, and bluetoothd sends one management command at
 a time. A central's Pair Device waits, holding that queue, for an advertiser; had the old
 advertisement been withdrawn first, the new one would queue behind the pairing that waits
-for it (docs/testing.md, pitfall 12).
+for it (docs/testing.md, pitfall 9).
 """
 import argparse
 import os

@@ -18,6 +18,9 @@ daemon_start hci1 "$NOTIFY" || exit 1
 if [ "$STALL" = stall ]; then
 	daemon_scan "$PERIPH" || exit 1
 	stalled_pair "$PERIPH" s1
+	# BlueZ may drop the device it had only seen advertising once the pairing failed:
+	# as a user would, scan until the sensor is back, then pair.
+	daemon_scan "$PERIPH" after-stall- || exit 1
 	daemon_pair_connect "$PERIPH" || exit 1
 else
 	daemon_attach "$PERIPH" || exit 1
