@@ -16,6 +16,8 @@ swift test --skip-build --disable-xctest 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 tests=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 issues=$(grep -oE 'with [0-9]+ issues?' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
+# What failed, kept for the summary: CI shows only the end of this output.
+swift_failures=$(grep -a "recorded an issue\|Expectation failed\|Caught error" "$log" | head -n 40 || true)
 
 # AddressSanitizer over the whole suite (the store's crash-test child included), in its own
 # scratch path. A program that defines its own malloc (as the benchmark's allocation
@@ -24,6 +26,7 @@ issues=$(grep -oE 'with [0-9]+ issues?' "$log" | tail -1 | grep -oE '[0-9]+' || 
 # LeakSanitizer reports but which are not what this run guards against.
 asan_start=$(date +%s)
 asan_ok=0
+asan_failures=
 if swift build --build-tests --sanitize=address --scratch-path .build/asan 2>&1 | grep -v "Cannot export local symbol" | tail -n 2; then
   asan_built=$(( $(date +%s) - asan_start ))
   # No Swift backtracer under ASan: once, on a crash, it hung reading the crashed thread's
@@ -34,6 +37,7 @@ if swift build --build-tests --sanitize=address --scratch-path .build/asan 2>&1 
   [ "${PIPESTATUS[0]}" -eq 0 ] && ! grep -q "ERROR: AddressSanitizer" "$log" && asan_ok=1
   asan_tests=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
   asan_reports=$(grep -c "ERROR: AddressSanitizer" "$log" || true)
+  asan_failures=$(grep -a "recorded an issue\|Expectation failed\|Caught error\|ERROR: AddressSanitizer" "$log" | head -n 20 || true)
   echo "asan: $asan_tests tests under AddressSanitizer, $asan_reports sanitizer reports, $([ $asan_ok -eq 1 ] && echo passed || echo FAILED) (build ${asan_built} s, run $(( $(date +%s) - asan_start - asan_built )) s)"
 else
   echo "asan: the AddressSanitizer build FAILED"
@@ -53,6 +57,14 @@ if [ -x scripts/lab-ci.sh ]; then
 fi
 
 echo
+if [ -n "$swift_failures" ]; then
+  echo "swift test issues (the first 40 lines):"
+  printf '%s\n' "$swift_failures"
+fi
+if [ -n "$asan_failures" ]; then
+  echo "asan test issues (the first 20 lines):"
+  printf '%s\n' "$asan_failures"
+fi
 echo "swift tests: $tests run, $issues issues; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
 echo "ci: $(( tests - (issues > 0 ? 1 : 0) + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
 exit $failed

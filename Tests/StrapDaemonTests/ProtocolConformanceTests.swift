@@ -150,7 +150,11 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         writer.start()
         var highest: Int64 = seen.last ?? 0
         while !(writerDone.withLock { $0 } && highest >= Int64(h.store.latestAnchor)) {
-            guard let m = try c.readMessage() else { Issue.record("closed"); return }
+            // A failure here says where the follower stood (CI keeps only this line).
+            let position = { "highest \(highest), latest \(h.store.latestAnchor), writer done \(writerDone.withLock { $0 }), seen \(seen.count)+\(deletedSeen.count), engine \(h.router.follow.counters)" }
+            let next: JSONObject?
+            do { next = try c.readMessage() } catch { Issue.record("read failed (\(error)): \(position())"); return }
+            guard let m = next else { Issue.record("closed: \(position())"); return }
             #expect(m["id"] == .string("f"))
             let anchor = m.data.int("anchor") ?? -1
             switch m.event {
