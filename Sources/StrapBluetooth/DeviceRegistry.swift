@@ -257,11 +257,7 @@ extension DeviceRegistry {
                 completion(error)
             }
         }
-        if agent {
-            manager.pair(address: address, done)
-        } else {
-            manager.pairWithExternalAgent(address: address, done)
-        }
+        manager.pair(address: address, agent: agent ? .acceptJustWorks : nil, done)
     }
 
     /// Remembers the sensor (saved before connecting, so a crash can't lose it) and starts its

@@ -12,7 +12,7 @@ struct PairingTests {
     private func pair(_ daemon: Daemon, policy: PairingAgent.Policy) throws -> Result<Void, BusError> {
         try eventually("device known") { daemon.queue.sync { !daemon.client.mirror.devices(address: Self.address).isEmpty } }
         return try onQueue(daemon.queue) { done in
-            daemon.manager.pair(address: Self.address, policy: policy) { done($0) }
+            daemon.manager.pair(address: Self.address, agent: policy) { done($0) }
         }
     }
 

@@ -79,8 +79,8 @@ extension BlueZClient {
     }
 
     /// `timeoutSeconds` is ours: BlueZ itself gives a pairing two minutes, and the kernel's
-    /// may never end (see `SensorManager.pair`).
-    public func pair(device: ObjectPath, timeoutSeconds: Double = 60, _ done: @escaping Completion) {
+    /// may never end (see `SensorManager.cancelStalledPairing`).
+    public func pair(device: ObjectPath, timeoutSeconds: Double, _ done: @escaping Completion) {
         bluez(device, BlueZInterface.device, "Pair", [], timeout: UInt64(timeoutSeconds * 1_000_000), void(done))
     }
 

@@ -94,12 +94,15 @@ public final class SensorManager: @unchecked Sendable {
 
     // MARK: Pairing (opt-in)
 
-    /// Registers the agent if needed, pairs, then marks the device trusted.
-    public func pair(address: String, policy: PairingAgent.Policy = .acceptJustWorks, _ done: @escaping BlueZClient.Completion) {
+    /// Pairs, then marks the device trusted. With an `agent` policy strapd's own agent
+    /// (registered if needed) answers BlueZ; with nil the agent someone else registered
+    /// (bluetoothctl's) does.
+    public func pair(address: String, agent policy: PairingAgent.Policy? = .acceptJustWorks, _ done: @escaping BlueZClient.Completion) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let device = client.mirror.devices(address: address).first else {
             return done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.doesNotExist.rawValue, message: "no device \(address)"))))
         }
+        guard let policy else { return pairAndTrust(address: address, device: device.path, done) }
         let agent: PairingAgent
         if let existing = self.agent {
             agent = existing
@@ -114,15 +117,6 @@ public final class SensorManager: @unchecked Sendable {
             if case .failure(let e) = result, e.errorName != BlueZErrorName.alreadyExists.rawValue { return done(.failure(e)) }
             self.pairAndTrust(address: address, device: device.path, done)
         }
-    }
-
-    /// Pairs relying on an agent someone else registered (bluetoothctl's), then trusts.
-    public func pairWithExternalAgent(address: String, _ done: @escaping BlueZClient.Completion) {
-        dispatchPrecondition(condition: .onQueue(queue))
-        guard let device = client.mirror.devices(address: address).first else {
-            return done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.doesNotExist.rawValue, message: "no device \(address)"))))
-        }
-        pairAndTrust(address: address, device: device.path, done)
     }
 
     private func pairAndTrust(address: String, device: ObjectPath, _ done: @escaping BlueZClient.Completion) {
