@@ -33,7 +33,9 @@ public final class Pipeline: @unchecked Sendable {
     /// What this turn of the ingest queue produced, handed on in one hop per stage when the
     /// turn ends: a per-event hop to the store queue and to live delivery cost two closures, two
     /// wake-ups and two small arrays per notification, more than decoding itself.
-    private var outSamples: [Sample] = []
+    /// Its `samples` are the turn's samples for the store; changes and rejections are
+    /// handled per event and cleared.
+    private var out = DeviceIngest.Output()
     private var outLive: [LiveEvent] = []
     private var handOffScheduled = false
     /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
@@ -93,7 +95,10 @@ public final class Pipeline: @unchecked Sendable {
 
     /// On `queue`: a submitted batch, counted in flight by the caller.
     private func processBatch(_ events: [SensorEvent]) {
-        for e in events { process(e) }
+        // Borrowed in place: a `for` over the array copied each event (its address and value).
+        events.withUnsafeBufferPointer { buffer in
+            for i in buffer.indices { process(buffer[i]) }
+        }
         turnEnded(processed: events.count)
     }
 
@@ -102,7 +107,7 @@ public final class Pipeline: @unchecked Sendable {
     private func turnEnded(processed: Int) {
         if inFlight.subtract(processed, ordering: .relaxed).newValue == 0 {
             handOff()
-        } else if !handOffScheduled && !(outSamples.isEmpty && outLive.isEmpty) {
+        } else if !handOffScheduled && !(out.samples.isEmpty && outLive.isEmpty) {
             handOffScheduled = true
             queue.async { [self] in handOff() }
         }
@@ -130,18 +135,21 @@ public final class Pipeline: @unchecked Sendable {
             ingests[address] = slot
         }
         let livePublishing = live.hasSubscribers
-        var samples: [Sample] = []
+        let mark = out.samples.count
         switch event {
         case let .notification(_, characteristic, value, time), let .read(_, characteristic, value, time):
-            let out = slot.ingest.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic)
+            slot.ingest.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic, into: &out)
             if let error = out.rejected {
+                out.rejected = nil
                 rejectedCount.add(1, ordering: .relaxed)
                 onRejected?(address, error.description)
             }
-            samples = out.samples
-            for change in out.changes {
-                if livePublishing { outLive.append(.change(address, change)) }
-                onChange?(address, change)
+            if !out.changes.isEmpty {
+                for change in out.changes {
+                    if livePublishing { outLive.append(.change(address, change)) }
+                    onChange?(address, change)
+                }
+                out.changes.removeAll(keepingCapacity: true)
             }
         case let .linkUp(_, _, time):
             slot.ingest.linkRestarted()
@@ -149,13 +157,13 @@ public final class Pipeline: @unchecked Sendable {
         case let .linkDown(_, reason, time):
             if livePublishing { outLive.append(.link(address, up: false, reason: reason, time.wall)) }
         }
-        if !samples.isEmpty {
-            sampleCount.add(samples.count, ordering: .relaxed)
-            if livePublishing { for s in samples { outLive.append(.sample(s)) } }
-            outSamples += samples
+        let produced = out.samples.count - mark
+        if produced > 0 {
+            sampleCount.add(produced, ordering: .relaxed)
+            if livePublishing { for i in mark..<out.samples.count { outLive.append(.sample(out.samples[i])) } }
         }
         // Bounded: a long batch hands off every few thousand samples instead of at its end.
-        if outSamples.count >= 4096 || outLive.count >= 4096 { handOff() }
+        if out.samples.count >= 4096 || outLive.count >= 4096 { handOff() }
     }
 
     /// Live first: the store stage may append a sparse batch on this thread, disk included.
@@ -165,9 +173,9 @@ public final class Pipeline: @unchecked Sendable {
             live.publish(outLive)
             outLive = []
         }
-        if !outSamples.isEmpty {
-            storeStage.enqueue(outSamples)
-            outSamples = []
+        if !out.samples.isEmpty {
+            storeStage.enqueue(out.samples)
+            out.samples = []
         }
     }
 }

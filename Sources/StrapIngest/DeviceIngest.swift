@@ -37,6 +37,7 @@ public struct DeviceIngest: Sendable {
         public var changes: [Change] = []
         /// A packet that could not be decoded; nothing else came of it.
         public var rejected: GATTDecodingError?
+        public init() {}
     }
 
     public private(set) var device: Device
@@ -73,6 +74,16 @@ public struct DeviceIngest: Sendable {
     public mutating func ingest(_ characteristic: GATTCharacteristic, _ value: [UInt8],
                                 wall: Millis, monotonic: Double) -> Output {
         var out = Output()
+        ingest(characteristic, value, wall: wall, monotonic: monotonic, into: &out)
+        return out
+    }
+
+    /// Appends to `out`, which may hold earlier notifications' samples and changes: the
+    /// pipeline collects a whole turn's samples in one buffer this way, where an `Output` per
+    /// notification cost an array, and a retain and release of every sample, to move them.
+    /// `out.rejected` is set when this packet is rejected, and left alone otherwise.
+    public mutating func ingest(_ characteristic: GATTCharacteristic, _ value: [UInt8],
+                                wall: Millis, monotonic: Double, into out: inout Output) {
         do throws(GATTDecodingError) {
             switch characteristic {
             case .heartRateMeasurement:
@@ -104,7 +115,6 @@ public struct DeviceIngest: Sendable {
         } catch {
             out.rejected = error
         }
-        return out
     }
 
     func sample(_ type: QuantityType, _ value: Double, _ start: Millis, end: Millis? = nil,

@@ -17,13 +17,13 @@ public struct Sample: Sendable, Hashable {
     @usableFromInline var extras: SampleExtras?
 
     public var metadata: [String: String] {
-        get { extras?.metadata ?? [:] }
+        @inlinable get { extras?.metadata ?? [:] }
         set { extras = SampleExtras.make(newValue, beats) }
     }
 
     /// Reconstructed beat times (seconds since `start`) of a heartbeat series; empty otherwise.
     public var beats: [Double] {
-        get { extras?.beats ?? [] }
+        @inlinable get { extras?.beats ?? [] }
         set { extras = SampleExtras.make(metadata, newValue) }
     }
 
@@ -64,8 +64,8 @@ public struct Sample: Sendable, Hashable {
 /// Immutable storage of a sample's rarely present parts.
 @usableFromInline
 final class SampleExtras: Sendable, Hashable {
-    let metadata: [String: String]
-    let beats: [Double]
+    @usableFromInline let metadata: [String: String]
+    @usableFromInline let beats: [Double]
 
     private init(_ m: [String: String], _ b: [Double]) { metadata = m; beats = b }
 

@@ -23,7 +23,12 @@ struct ByteWriter {
     mutating func u64(_ v: UInt64) { withUnsafeBytes(of: v.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func f64(_ v: Double) { u64(v.bitPattern) }
     mutating func blob(_ b: [UInt8]) { varint(UInt64(b.count)); bytes.append(contentsOf: b) }
-    mutating func string(_ s: String) { blob(Array(s.utf8)) }
+    /// Without an intermediate array: strings of metadata are written per sample.
+    mutating func string(_ s: String) {
+        let utf8 = s.utf8
+        varint(UInt64(utf8.count))
+        bytes.append(contentsOf: utf8)
+    }
 }
 
 /// Checked on every read: each accessor returns nil past the end, so damaged input can

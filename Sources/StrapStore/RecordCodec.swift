@@ -128,6 +128,7 @@ enum RecordCodec {
         w.zigzag(prevStart &- chain.time)
         chain = Chain(time: samples[first].start, stream: ids[first])
         var isFirst = true
+        var x = ByteWriter()
         // Borrow samples in place: copying each one out retains and releases its device.
         samples.withUnsafeBufferPointer { sp in
         for k in range {
@@ -147,11 +148,17 @@ enum RecordCodec {
             ValueCoding.write(mode, bits, to: &w)
             if s.pointee.end != s.pointee.start { w.zigzag(s.pointee.end &- s.pointee.start) }
             if extras {
-                var x = ByteWriter()
-                x.varint(UInt64(s.pointee.metadata.count))
-                for (k, v) in s.pointee.metadata.sorted(by: { $0.key < $1.key }) { x.string(k); x.string(v) }
-                x.varint(UInt64(s.pointee.beats.count))
-                for b in s.pointee.beats { x.f64(b) }
+                x.bytes.removeAll(keepingCapacity: true)
+                let metadata = s.pointee.metadata
+                x.varint(UInt64(metadata.count))
+                if metadata.count == 1, let (k, v) = metadata.first {
+                    x.string(k); x.string(v)
+                } else {
+                    for (k, v) in metadata.sorted(by: { $0.key < $1.key }) { x.string(k); x.string(v) }
+                }
+                let beats = s.pointee.beats
+                x.varint(UInt64(beats.count))
+                for b in beats { x.f64(b) }
                 w.blob(x.bytes)
             }
         }

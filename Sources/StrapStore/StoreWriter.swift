@@ -65,8 +65,11 @@ final class StoreWriter: @unchecked Sendable {
         // Runs of one sensor's samples of one type are the rule (a notification's samples, a
         // sensor's batch): the previous sample's stream is checked before any hashing.
         var previous: (identity: IdentityKey, id: Int)?
-        for k in samples.indices {
-            let identity = IdentityKey(device: ObjectIdentifier(samples[k].device), type: samples[k].type)
+        // Borrowed in place: `samples[k].device` retained and released each sample's device.
+        samples.withUnsafeBufferPointer { sp in
+        for k in sp.indices {
+            let p = UnsafePointer(sp.baseAddress! + k)
+            let identity = IdentityKey(device: ObjectIdentifier(p.pointee.device), type: p.pointee.type)
             if let previous, previous.identity == identity {
                 ids.append(previous.id); continue
             }
@@ -75,7 +78,7 @@ final class StoreWriter: @unchecked Sendable {
                 previous = (identity, known.id)
                 continue
             }
-            let s = samples[k]
+            let s = p.pointee
             let key = StreamKey(type: s.type, device: s.device)
             var id = streamIDs[key] ?? newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id
             if id == nil {
@@ -89,6 +92,7 @@ final class StoreWriter: @unchecked Sendable {
                 if streamsByIdentity.count >= 4096 { streamsByIdentity.removeAll(keepingCapacity: true) }
                 streamsByIdentity[identity] = (s.device, id!)
             }
+        }
         }
 
         var w = ByteWriter(capacity: samples.count * 6 + 64)
