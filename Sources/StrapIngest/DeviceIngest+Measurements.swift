@@ -73,13 +73,21 @@ extension DeviceIngest {
         }
     }
 
+    private static let running = SharedMetadata(["running": "true"])
+    private static let walking = SharedMetadata(["running": "false"])
+    private static let cadenceInSteps = SharedMetadata(["cadenceUnit": "steps"])
+
     mutating func running(_ m: RSCMeasurement, wall: Millis, monotonic: Double, into out: inout Output) {
         let start = lastRSCTime ?? wall
         lastRSCTime = wall
-        let meta = ["running": m.isRunning ? "true" : "false"]
-        out.samples.append(sample(.runningSpeed, m.speed, wall, metadata: meta))
-        out.samples.append(sample(.runningCadence, Double(m.cadence), wall,
-                                  metadata: settings.cadenceIsStepsPerMinute ? ["cadenceUnit": "steps"] : [:]))
+        out.samples.append(Sample(type: .runningSpeed, value: m.speed, start: wall, device: device,
+                                  metadata: m.isRunning ? Self.running : Self.walking))
+        if settings.cadenceIsStepsPerMinute {
+            out.samples.append(Sample(type: .runningCadence, value: Double(m.cadence), start: wall, device: device,
+                                      metadata: Self.cadenceInSteps))
+        } else {
+            out.samples.append(sample(.runningCadence, Double(m.cadence), wall))
+        }
         if let stride = m.strideLength { out.samples.append(sample(.strideLength, stride, wall)) }
         if let raw = m.totalDistanceRaw {
             switch runningDistance.update(UInt64(raw), at: monotonic) {

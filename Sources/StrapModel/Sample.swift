@@ -54,11 +54,28 @@ public struct Sample: Sendable, Hashable {
         extras = nil
     }
 
+    /// A sample tagged with metadata made once (a decoder's fixed tags): no allocation per sample.
+    @inlinable
+    public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil, device: Device, metadata: SharedMetadata) {
+        self.init(uuid: UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), anchor: 0, type: type, value: value,
+                  start: start, end: end ?? start, device: device)
+        extras = metadata.extras
+    }
+
     /// Whether metadata or beats are present.
     @inlinable public var hasExtras: Bool { extras != nil }
 
     public var startDate: Date { Date(millis: start) }
     public var endDate: Date { Date(millis: end) }
+}
+
+/// Metadata made once and shared by every sample that carries it. A dictionary literal and
+/// its box per sample were most of what a foot pod's notification allocated (every RSC
+/// speed sample is tagged `running`), and allocations freed on other threads contend for
+/// malloc's arena locks in the pipeline.
+public struct SharedMetadata: Sendable {
+    @usableFromInline let extras: SampleExtras?
+    public init(_ metadata: [String: String]) { extras = SampleExtras.make(metadata, []) }
 }
 
 /// Immutable storage of a sample's rarely present parts.

@@ -24,9 +24,11 @@ final class StoreWriter: @unchecked Sendable {
     private var streamIDs: [StreamKey: Int] = [:]
     /// Stream ids by device object identity: the pipeline hands the same `Device` object for
     /// every sample of a device, so most lookups hash one pointer instead of the device's id
-    /// string. Holds the device, so an identifier cannot be reused while it is cached.
+    /// string. `identityDevices` holds the devices, so an identifier cannot be reused while it
+    /// is cached; the ids sit alone in the dictionary, so a lookup copies no reference.
     private struct IdentityKey: Hashable { var device: ObjectIdentifier; var type: QuantityType }
-    private var streamsByIdentity: [IdentityKey: (device: Device, id: Int)] = [:]
+    private var streamsByIdentity: [IdentityKey: Int] = [:]
+    private var identityDevices: [Device] = []
     private var openedAt: Double
 
     init(config: StoreConfig, storeID: UInt64, shared: StoreShared, segment: Segment,
@@ -74,8 +76,8 @@ final class StoreWriter: @unchecked Sendable {
                 ids.append(previous.id); continue
             }
             if let known = streamsByIdentity[identity] {
-                ids.append(known.id)
-                previous = (identity, known.id)
+                ids.append(known)
+                previous = (identity, known)
                 continue
             }
             let s = p.pointee
@@ -89,8 +91,12 @@ final class StoreWriter: @unchecked Sendable {
             ids.append(id!)
             if streamIDs[key] != nil {
                 // Bounded: devices re-created on every identity change must not pile up.
-                if streamsByIdentity.count >= 4096 { streamsByIdentity.removeAll(keepingCapacity: true) }
-                streamsByIdentity[identity] = (s.device, id!)
+                if streamsByIdentity.count >= 4096 {
+                    streamsByIdentity.removeAll(keepingCapacity: true)
+                    identityDevices.removeAll(keepingCapacity: true)
+                }
+                streamsByIdentity[identity] = id!
+                identityDevices.append(s.device)
             }
         }
         }
@@ -246,6 +252,7 @@ final class StoreWriter: @unchecked Sendable {
         offset = Format.headerSize
         streamIDs = [:]
         streamsByIdentity.removeAll()
+        identityDevices.removeAll()
         openedAt = Self.now()
         shared.clearDegraded()
     }
