@@ -119,6 +119,11 @@ public struct DeviceIngest: Sendable {
 
     func sample(_ type: QuantityType, _ value: Double, _ start: Millis, end: Millis? = nil,
                 metadata: [String: String] = [:], beats: [Double] = []) -> Sample {
-        Sample(type: type, value: value, start: start, end: end, device: device, metadata: metadata, beats: beats)
+        // Most samples carry neither: the inlinable initializer, with no call into StrapModel.
+        if metadata.isEmpty && beats.isEmpty {
+            return Sample(uuid: UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), anchor: 0, type: type, value: value,
+                          start: start, end: end ?? start, device: device)
+        }
+        return Sample(type: type, value: value, start: start, end: end, device: device, metadata: metadata, beats: beats)
     }
 }
