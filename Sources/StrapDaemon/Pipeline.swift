@@ -176,6 +176,9 @@ public final class Pipeline: @unchecked Sendable {
         if !out.samples.isEmpty {
             storeStage.enqueue(out.samples)
             out.samples = []
+            // A buffer the store is done with: its samples are released here, where they were
+            // made (docs/architecture.md#the-pipeline).
+            out.samples = storeStage.reusableBuffer()
         }
     }
 }

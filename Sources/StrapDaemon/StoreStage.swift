@@ -24,8 +24,16 @@ public final class StoreStage: @unchecked Sendable {
     private let failing = Atomic<Bool>(false)
     private let waiting = Atomic<Bool>(false)
     private let room = DispatchSemaphore(value: 0)
-    /// Confined to `queue`.
-    private var pending: [Sample] = []
+    /// Confined to `queue`: batches as enqueued, appended together by the next flush
+    /// without being copied into one array.
+    private var pending: [[Sample]] = []
+    private var pendingSamples = 0
+    /// Batches the store has taken, handed back to the ingest queue (`reusableBuffer`), so
+    /// that their samples are released on the thread that made them and the buffer is
+    /// reused: released here, every sample's device and shared metadata had its reference
+    /// count changed from two threads at once. Bounded by `maxFinished`.
+    private let finished = Mutex<[[Sample]]>([])
+    private let maxFinished = 4
     private var flushScheduled = false
     private var retryScheduled = false
     public private(set) var degraded: String?
@@ -67,15 +75,9 @@ public final class StoreStage: @unchecked Sendable {
             return
         }
         queue.async { [self] in
-            // Usually nothing is pending: take the batch's buffer instead of copying (and
-            // retaining) every sample into ours.
-            if pending.isEmpty { pending = samples } else { pending += samples }
-            if pending.count > maxPending {
-                let excess = pending.count - maxPending
-                lostWhileDegraded += excess
-                pending.removeFirst(excess)
-                backlog.subtract(excess, ordering: .relaxed)
-            }
+            pending.append(samples)
+            pendingSamples += samples.count
+            if pendingSamples > maxPending { dropOldest(pendingSamples - maxPending) }
             if !flushScheduled && !retryScheduled {
                 flushScheduled = true
                 queue.async { [self] in flush() }
@@ -97,7 +99,8 @@ public final class StoreStage: @unchecked Sendable {
     private func appendHere(_ samples: [Sample]) -> Bool {
         queue.sync {
             guard pending.isEmpty, !flushScheduled, !retryScheduled else { return false }
-            pending = samples
+            pending = [samples]
+            pendingSamples = samples.count
             flush()
             return true
         }
@@ -107,10 +110,10 @@ public final class StoreStage: @unchecked Sendable {
         flushScheduled = false
         guard !pending.isEmpty else { return }
         do {
-            try store.appendBatch(pending)
-            let written = pending.count
-            backlog.subtract(pending.count, ordering: .relaxed)
-            pending.removeAll(keepingCapacity: pending.count < 65_536)
+            try store.appendBatches(pending)
+            let written = pendingSamples
+            backlog.subtract(written, ordering: .relaxed)
+            handBack()
             if degraded != nil {
                 degraded = nil
                 failing.store(false, ordering: .relaxed)
@@ -139,13 +142,54 @@ public final class StoreStage: @unchecked Sendable {
     public func flushAndSync() throws {
         try queue.sync {
             if !pending.isEmpty {
-                try store.appendBatch(pending)
-                backlog.subtract(pending.count, ordering: .relaxed)
+                try store.appendBatches(pending)
+                backlog.subtract(pendingSamples, ordering: .relaxed)
                 pending.removeAll()
+                pendingSamples = 0
             }
         }
         try store.sync()
     }
 
-    public var pendingCount: Int { queue.sync { pending.count } }
+    public var pendingCount: Int { queue.sync { pendingSamples } }
+
+    /// On `queue`: the store took `pending`; up to `maxFinished` of its batches go back to the
+    /// ingest queue, the rest (a backlog drained at once) are released here.
+    private func handBack() {
+        finished.withLock { f in
+            while f.count < maxFinished, let batch = pending.popLast() { f.append(batch) }
+        }
+        pending.removeAll()
+        pendingSamples = 0
+    }
+
+    /// On `queue`: while degraded, the oldest samples beyond `maxPending` are dropped, counted.
+    private func dropOldest(_ count: Int) {
+        lostWhileDegraded += count
+        backlog.subtract(count, ordering: .relaxed)
+        pendingSamples -= count
+        var excess = count
+        while excess > 0, !pending.isEmpty {
+            if pending[0].count <= excess {
+                excess -= pending[0].count
+                pending.removeFirst()
+            } else {
+                pending[0].removeFirst(excess)
+                excess = 0
+            }
+        }
+    }
+
+    /// For the ingest queue's next turn: an emptied buffer the store is done with (its samples
+    /// released here, on the caller's thread), or a new one.
+    func reusableBuffer() -> [Sample] {
+        var batches = finished.withLock { f in
+            defer { f.removeAll(keepingCapacity: true) }
+            return f
+        }
+        guard var buffer = batches.popLast() else { return [] }
+        batches.removeAll()
+        buffer.removeAll(keepingCapacity: true)
+        return buffer
+    }
 }

@@ -42,7 +42,7 @@ public enum QuantityType: String, Sendable, Codable, CaseIterable, Hashable {
         }
     }
 
-    public var code: UInt8 {
+    @inlinable public var code: UInt8 {
         switch self {
         case .heartRate: 1
         case .heartbeatSeries: 2
@@ -59,6 +59,10 @@ public enum QuantityType: String, Sendable, Codable, CaseIterable, Hashable {
         case .sensorContact: 13
         }
     }
+
+    /// By the one-byte code, not by the raw string as `RawRepresentable` would: types key the
+    /// store writer's per-sample stream lookup and the statistics' dictionaries.
+    @inlinable public func hash(into h: inout Hasher) { h.combine(code) }
 
     private static let byCode: [UInt8: QuantityType] =
         Dictionary(uniqueKeysWithValues: allCases.map { ($0.code, $0) })

@@ -69,6 +69,22 @@ public struct Sample: Sendable, Hashable {
     public var endDate: Date { Date(millis: end) }
 }
 
+extension Sample {
+    /// The addresses of a sample's device and of its extras storage (0 for none), read in
+    /// place as integers. A class reference loaded through a pointer is retained and released;
+    /// on the store's thread those objects' counts are shared with the ingest thread making
+    /// samples, so each pair cost a cache-line transfer. Samples with equal identities share
+    /// the device or extras object; the caller keeps the samples alive while it compares.
+    @inlinable
+    public static func identities(at p: UnsafePointer<Sample>) -> (device: UInt, extras: UInt) {
+        let raw = UnsafeRawPointer(p)
+        return (raw.load(fromByteOffset: deviceOffset, as: UInt.self), raw.load(fromByteOffset: extrasOffset, as: UInt.self))
+    }
+
+    @usableFromInline static let deviceOffset = MemoryLayout<Sample>.offset(of: \Sample.device)!
+    @usableFromInline static let extrasOffset = MemoryLayout<Sample>.offset(of: \Sample.extras)!
+}
+
 /// Metadata made once and shared by every sample that carries it. A dictionary literal and
 /// its box per sample were most of what a foot pod's notification allocated (every RSC
 /// speed sample is tagged `running`), and allocations freed on other threads contend for

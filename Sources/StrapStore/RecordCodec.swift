@@ -129,6 +129,9 @@ enum RecordCodec {
         chain = Chain(time: samples[first].start, stream: ids[first])
         var isFirst = true
         var x = ByteWriter()
+        // Whose extras `x` holds. Sound within this call: the samples hold their extras alive,
+        // so an identifier cannot be reused for different storage meanwhile.
+        var encodedExtras: UInt = 0
         // Borrow samples in place: copying each one out retains and releases its device.
         samples.withUnsafeBufferPointer { sp in
         for k in range {
@@ -138,7 +141,8 @@ enum RecordCodec {
             var tag = mode << modeShift
             if stream != prevStream { tag |= hasStream }
             if s.pointee.end != s.pointee.start { tag |= hasDuration }
-            let extras = s.pointee.hasExtras
+            let extrasIdentity = Sample.identities(at: s).extras
+            let extras = extrasIdentity != 0
             if extras { tag |= hasExtras }
             w.u8(tag)
             if stream != prevStream { w.varint(UInt64(stream)); prevStream = stream }
@@ -148,17 +152,22 @@ enum RecordCodec {
             ValueCoding.write(mode, bits, to: &w)
             if s.pointee.end != s.pointee.start { w.zigzag(s.pointee.end &- s.pointee.start) }
             if extras {
-                x.bytes.removeAll(keepingCapacity: true)
-                let metadata = s.pointee.metadata
-                x.varint(UInt64(metadata.count))
-                if metadata.count == 1, let (k, v) = metadata.first {
-                    x.string(k); x.string(v)
-                } else {
-                    for (k, v) in metadata.sorted(by: { $0.key < $1.key }) { x.string(k); x.string(v) }
+                // A foot pod tags every speed sample with one shared map: encoded once per
+                // run of it, not read (retaining its storage) for every sample.
+                if extrasIdentity != encodedExtras {
+                    encodedExtras = extrasIdentity
+                    x.bytes.removeAll(keepingCapacity: true)
+                    let metadata = s.pointee.metadata
+                    x.varint(UInt64(metadata.count))
+                    if metadata.count == 1, let (k, v) = metadata.first {
+                        x.string(k); x.string(v)
+                    } else {
+                        for (k, v) in metadata.sorted(by: { $0.key < $1.key }) { x.string(k); x.string(v) }
+                    }
+                    let beats = s.pointee.beats
+                    x.varint(UInt64(beats.count))
+                    for b in beats { x.f64(b) }
                 }
-                let beats = s.pointee.beats
-                x.varint(UInt64(beats.count))
-                for b in beats { x.f64(b) }
                 w.blob(x.bytes)
             }
         }

@@ -97,7 +97,14 @@ public final class Store: Sendable {
     /// Returns the first anchor assigned.
     @discardableResult
     public func appendBatch(_ samples: [Sample]) throws(StrapError) -> UInt64 {
-        let first = try onWriter { w throws(StrapError) in try w.append(samples) }
+        try appendBatches([samples])
+    }
+
+    /// Appends batches in order as one write, all or none, without building one array of them.
+    /// Returns the first anchor assigned.
+    @discardableResult
+    public func appendBatches(_ batches: [[Sample]]) throws(StrapError) -> UInt64 {
+        let first = try onWriter { w throws(StrapError) in try w.append(batches: batches) }
         if config.sync == .always { try sync() } else { scheduleSync() }
         return first
     }

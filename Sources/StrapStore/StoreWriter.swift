@@ -12,7 +12,7 @@ struct LogPosition {
 /// The single owner of the open segment. Confined to the store's serial write queue; it
 /// never blocks readers, who see only what `Store` publishes after durability.
 final class StoreWriter: @unchecked Sendable {
-    private struct StreamKey: Hashable { var type: QuantityType; var device: Device }
+    fileprivate struct StreamKey: Hashable { var type: QuantityType; var device: Device }
 
     let config: StoreConfig
     let storeID: UInt64
@@ -26,7 +26,7 @@ final class StoreWriter: @unchecked Sendable {
     /// every sample of a device, so most lookups hash one pointer instead of the device's id
     /// string. `identityDevices` holds the devices, so an identifier cannot be reused while it
     /// is cached; the ids sit alone in the dictionary, so a lookup copies no reference.
-    private struct IdentityKey: Hashable { var device: ObjectIdentifier; var type: QuantityType }
+    fileprivate struct IdentityKey: Hashable { var device: UInt; var type: QuantityType }
     private var streamsByIdentity: [IdentityKey: Int] = [:]
     private var identityDevices: [Device] = []
     private var openedAt: Double
@@ -56,67 +56,49 @@ final class StoreWriter: @unchecked Sendable {
 
     /// Appends samples as one write; returns the first anchor. On failure nothing is appended.
     func append(_ samples: [Sample]) throws(StrapError) -> UInt64 {
-        guard !samples.isEmpty else { return nextAnchor }
-        try rollIfNeeded(baseTime: samples[0].start)
-        var newStreams: [StreamDef] = []
-        var nextStreamID = builder.streams.count
-        // Stream ids ride in a parallel array: an array of (id, sample) tuples copied every
-        // sample through generic value witnesses.
-        var ids: [Int] = []
-        ids.reserveCapacity(samples.count)
-        // Runs of one sensor's samples of one type are the rule (a notification's samples, a
-        // sensor's batch): the previous sample's stream is checked before any hashing.
-        var previous: (identity: IdentityKey, id: Int)?
-        // Borrowed in place: `samples[k].device` retained and released each sample's device.
-        samples.withUnsafeBufferPointer { sp in
-        for k in sp.indices {
-            let p = UnsafePointer(sp.baseAddress! + k)
-            let identity = IdentityKey(device: ObjectIdentifier(p.pointee.device), type: p.pointee.type)
-            if let previous, previous.identity == identity {
-                ids.append(previous.id); continue
-            }
-            if let known = streamsByIdentity[identity] {
-                ids.append(known)
-                previous = (identity, known)
-                continue
-            }
-            let s = p.pointee
-            let key = StreamKey(type: s.type, device: s.device)
-            var id = streamIDs[key] ?? newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id
-            if id == nil {
-                id = nextStreamID
-                newStreams.append(StreamDef(id: nextStreamID, type: s.type, device: s.device))
-                nextStreamID += 1
-            }
-            ids.append(id!)
-            if streamIDs[key] != nil {
-                // Bounded: devices re-created on every identity change must not pile up.
-                if streamsByIdentity.count >= 4096 {
-                    streamsByIdentity.removeAll(keepingCapacity: true)
-                    identityDevices.removeAll(keepingCapacity: true)
-                }
-                streamsByIdentity[identity] = id!
-                identityDevices.append(s.device)
-            }
-        }
-        }
+        try append(batches: [samples])
+    }
 
-        var w = ByteWriter(capacity: samples.count * 6 + 64)
+    /// Appends batches, in order, as one write: the pipeline's store stage hands on the batches
+    /// that queued up during the previous append without copying them into one array (a copy
+    /// retained every sample's device on the store's thread while the ingest thread made more).
+    /// Returns the first anchor. On failure nothing is appended.
+    func append(batches: [[Sample]]) throws(StrapError) -> UInt64 {
+        guard let firstBatch = batches.first(where: { !$0.isEmpty }) else { return nextAnchor }
+        try rollIfNeeded(baseTime: firstBatch[0].start)
+        var resolver = StreamResolver(known: streamsByIdentity, nextStreamID: builder.streams.count)
+        streamsByIdentity = [:]
+        // Bounded: devices re-created on every identity change must not pile up. Cleared
+        // between appends only, so every device cached stays held in `identityDevices`.
+        if resolver.byIdentity.count >= 4096 {
+            resolver.byIdentity.removeAll(keepingCapacity: true)
+            identityDevices.removeAll(keepingCapacity: true)
+        }
+        let ids = batches.map { resolver.ids(for: $0, streamIDs: streamIDs, holding: &identityDevices) }
+        streamsByIdentity = resolver.byIdentity
+        let newStreams = resolver.newStreams
+
+        let total = batches.reduce(0) { $0 + $1.count }
+        var w = ByteWriter(capacity: total * 6 + 64)
         var recordStarts: [(Int, UInt64, Chain)] = []
         var chain = builder.chain
         for s in newStreams {
             recordStarts.append((w.bytes.count, nextAnchor, chain))
             Frame.append(kind: .stream, items: 0, payload: RecordCodec.encodeStream(s), to: &w)
         }
-        var i = 0
         let chunk = max(1, config.recordMaxSamples)
-        while i < samples.count {
-            let j = min(samples.count, i + chunk)
-            recordStarts.append((w.bytes.count, nextAnchor + UInt64(i), chain))
-            var payload = ByteWriter(capacity: (j - i) * 5 + 8)
-            RecordCodec.encodeSamples(samples, ids: ids, range: i..<j, chain: &chain, into: &payload)
-            Frame.append(kind: .samples, items: j - i, payload: payload.bytes, to: &w)
-            i = j
+        var base = nextAnchor
+        for (samples, batchIDs) in zip(batches, ids) {
+            var i = 0
+            while i < samples.count {
+                let j = min(samples.count, i + chunk)
+                recordStarts.append((w.bytes.count, base + UInt64(i), chain))
+                var payload = ByteWriter(capacity: (j - i) * 5 + 8)
+                RecordCodec.encodeSamples(samples, ids: batchIDs, range: i..<j, chain: &chain, into: &payload)
+                Frame.append(kind: .samples, items: j - i, payload: payload.bytes, to: &w)
+                i = j
+            }
+            base += UInt64(samples.count)
         }
         try write(w.bytes)
 
@@ -124,11 +106,16 @@ final class StoreWriter: @unchecked Sendable {
             builder.addStream(s)
             streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
         }
+        for (identity, id) in resolver.newByIdentity { streamsByIdentity[identity] = id }
         for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
         builder.chain = chain
         let first = nextAnchor
-        builder.add(samples, ids: ids, firstAnchor: first)
-        advance(bytes: w.bytes.count, items: samples.count, newStreams: !newStreams.isEmpty)
+        base = first
+        for (samples, batchIDs) in zip(batches, ids) {
+            builder.add(samples, ids: batchIDs, firstAnchor: base)
+            base += UInt64(samples.count)
+        }
+        advance(bytes: w.bytes.count, items: total, newStreams: !newStreams.isEmpty)
         return first
     }
 
@@ -255,5 +242,67 @@ final class StoreWriter: @unchecked Sendable {
         identityDevices.removeAll()
         openedAt = Self.now()
         shared.clearDegraded()
+    }
+}
+
+/// One append's stream lookup: each sample's segment-local stream id, defining streams the
+/// segment does not have yet.
+private struct StreamResolver {
+    typealias IdentityKey = StoreWriter.IdentityKey
+    /// Stream ids by device object and type, from earlier appends (the fast path).
+    var byIdentity: [IdentityKey: Int]
+    /// Streams this append defines, by identity too: they join `byIdentity` only once the
+    /// write succeeded. Without it, every sample of a new stream (all of a new segment's
+    /// first batch) hashed its device and scanned `newStreams`.
+    var newByIdentity: [IdentityKey: Int] = [:]
+    var newStreams: [StreamDef] = []
+    var nextStreamID: Int
+
+    init(known: [IdentityKey: Int], nextStreamID: Int) {
+        byIdentity = known
+        self.nextStreamID = nextStreamID
+    }
+
+    /// Stream ids ride in a parallel array: an array of (id, sample) tuples copied every
+    /// sample through generic value witnesses. Devices newly cached go to `held`.
+    mutating func ids(for samples: [Sample], streamIDs: [StoreWriter.StreamKey: Int], holding held: inout [Device]) -> [Int] {
+        var ids: [Int] = []
+        ids.reserveCapacity(samples.count)
+        // Runs of one sensor's samples of one type are the rule (a notification's samples, a
+        // sensor's batch): the previous sample's stream is checked before any hashing.
+        var previous: (identity: IdentityKey, id: Int)?
+        // Borrowed in place: `samples[k].device` retained and released each sample's device.
+        samples.withUnsafeBufferPointer { sp in
+            for k in sp.indices {
+                let p = UnsafePointer(sp.baseAddress! + k)
+                let identity = IdentityKey(device: Sample.identities(at: p).device, type: p.pointee.type)
+                if let previous, previous.identity == identity {
+                    ids.append(previous.id); continue
+                }
+                if let known = byIdentity[identity] ?? (newByIdentity.isEmpty ? nil : newByIdentity[identity]) {
+                    ids.append(known)
+                    previous = (identity, known)
+                    continue
+                }
+                let s = p.pointee
+                let id: Int
+                if let existing = streamIDs[StoreWriter.StreamKey(type: s.type, device: s.device)] {
+                    id = existing
+                    byIdentity[identity] = id
+                } else if let defined = newStreams.first(where: { $0.type == s.type && $0.device == s.device })?.id {
+                    id = defined
+                    newByIdentity[identity] = id
+                } else {
+                    id = nextStreamID
+                    newStreams.append(StreamDef(id: nextStreamID, type: s.type, device: s.device))
+                    nextStreamID += 1
+                    newByIdentity[identity] = id
+                }
+                held.append(s.device)
+                ids.append(id)
+                previous = (identity, id)
+            }
+        }
+        return ids
     }
 }

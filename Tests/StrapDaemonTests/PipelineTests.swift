@@ -146,6 +146,50 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         #expect(store.latestAnchor == 100)
     }
 
+    /// While the disk is full, samples wait in memory up to `maxPending`; beyond it the
+    /// oldest go first, counted, even part of a batch. When space returns the rest are
+    /// written in order and the recovery says how many of each.
+    @Test func aFullDiskDropsTheOldestBeyondTheBoundAndCountsThem() throws {
+        let full = Mutex(false)
+        var sys = StrapOS.Syscalls.live
+        sys.pwrite = { fd, buffer, count, offset in
+            if full.withLock({ $0 }) { errno = ENOSPC; return -1 }
+            return StrapOS.Syscalls.live.pwrite(fd, buffer, count, offset)
+        }
+        var config = StoreConfig(directory: temporaryDirectory(), sync: .none)
+        config.syscalls = sys
+        let store = try Store.open(config)
+        defer { store.close() }
+        let stage = StoreStage(store: store, maxPending: 50, retryInterval: .milliseconds(10))
+        let seen = Mutex<[StoreStage.Health]>([])
+        stage.onDegradedChange = { h in seen.withLock { $0.append(h) } }
+        full.withLock { $0 = true }
+        let first = heartRates(40), second = heartRates(30, from: 1_700_000_100_000)
+        stage.enqueue(first)
+        #expect(try waitFor { seen.withLock { $0.count } == 1 })
+        stage.enqueue(second)
+        #expect(try waitFor { stage.pendingCount == 50 })
+        full.withLock { $0 = false }
+        #expect(try waitFor { seen.withLock { $0.count } == 2 })
+        #expect(seen.withLock { $0.last } == .recovered(written: 50, lost: 20))
+        let starts = try store.anchored(anchor: 0, limit: 100).added.compactMap(\.sample).map(\.start)
+        #expect(starts == (first + second).suffix(50).map(\.start))
+    }
+
+    /// A batch the store has taken comes back to the ingest queue emptied, its buffer kept:
+    /// its samples are released on the thread that made them.
+    @Test func aStoredBatchComesBackAsAnEmptyBuffer() throws {
+        let store = try Store.open(StoreConfig(directory: temporaryDirectory(), sync: .none))
+        defer { store.close() }
+        let stage = StoreStage(store: store)
+        stage.enqueue(heartRates(100))
+        #expect(store.latestAnchor == 100, "sparse: stored on the caller's thread")
+        let buffer = stage.reusableBuffer()
+        #expect(buffer.isEmpty && buffer.capacity >= 100)
+        #expect(stage.reusableBuffer().capacity == 0, "handed back once")
+        #expect(try store.anchored(anchor: 0, limit: 200).added.count == 100)
+    }
+
     /// A sparse batch (nothing appended for an interval) is appended on the caller's thread:
     /// stored when `enqueue` returns. A batch right behind it takes the stage's queue and is
     /// stored soon after; nothing is lost or reordered either way.

@@ -81,6 +81,42 @@ import StrapModel
         #expect(store.status.damage.isEmpty)
     }
 
+    /// The store stage's path: batches appended together as one write, in order, without
+    /// being joined first. Streams first seen in one batch are reused by the next; a foot
+    /// pod's shared tag, a client's own metadata and a beat series alternate, so the encoder's
+    /// reuse of the previous sample's extras bytes must follow every change.
+    @Test func batchesAppendAsOneWriteInOrder() throws {
+        let dir = TempDir()
+        let running = SharedMetadata(["running": "true"])
+        let speed = { (i: Int, tagged: Bool) in
+            tagged ? Sample(type: .runningSpeed, value: Double(i), start: Fixtures.t0 + Millis(i) * 250, device: Fixtures.csc, metadata: running)
+                : Sample(type: .runningSpeed, value: Double(i), start: Fixtures.t0 + Millis(i) * 250, device: Fixtures.csc, metadata: ["note": "\(i)"])
+        }
+        let batches: [[Sample]] = [
+            Fixtures.heartRate(count: 5),
+            [speed(0, true), speed(1, true), speed(2, false), speed(3, true),
+             Sample(type: .heartbeatSeries, value: 2, start: Fixtures.t0 + 1000, device: Fixtures.tickr, beats: [0.25, 1.0]),
+             speed(4, true), speed(5, false), speed(6, false)],
+            [],
+            Fixtures.heartRate(count: 3, start: Fixtures.t0 + 10_000, offset: 5) + [speed(7, true)],
+        ]
+        let expected = batches.flatMap { $0 }
+        do {
+            let store = try Store.open(config(dir, sync: .always))
+            #expect(try store.appendBatches(batches) == 1)
+            #expect(store.latestAnchor == UInt64(expected.count))
+            #expect(try store.appendBatches([[], []]) == UInt64(expected.count) + 1, "nothing to append: the next anchor")
+            store.close()
+        }
+        let store = try Store.open(config(dir))
+        defer { store.close() }
+        let read = try readAll(store).added.compactMap(\.sample)
+        #expect(read.map(\.anchor) == Array(1...UInt64(expected.count)))
+        #expect(read.map { "\($0.type) \($0.value) \($0.start) \($0.device.id) \($0.metadata) \($0.beats)" }
+                == expected.map { "\($0.type) \($0.value) \($0.start) \($0.device.id) \($0.metadata) \($0.beats)" })
+        #expect(store.status.damage.isEmpty)
+    }
+
     @Test func pagingAgainstConcurrentWriterNeverSkipsOrRepeats() async throws {
         let dir = TempDir()
         var cfg = config(dir, sync: .interval(0.005))

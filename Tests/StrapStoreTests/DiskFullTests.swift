@@ -53,6 +53,28 @@ import StrapOS
         reopened.close()
     }
 
+    /// Batches go in as one write: a full disk takes none of them, and the next try takes
+    /// them all, in order.
+    @Test func batchesAreAllOrNothingOnAFullDisk() throws {
+        let dir = TempDir("enospc-batches")
+        let faults = InjectedFaults()
+        var cfg = StoreConfig(directory: dir.path, sync: .always)
+        cfg.syscalls = faults.syscalls
+        let store = try Store.open(cfg)
+        defer { store.close() }
+        let stored = try store.append(Self.batch(0, count: 100))
+        let batches = [Self.batch(100, count: 300), Self.batch(400, count: 300)]
+        faults.spaceLeft = 2000
+        #expect(throws: StrapError.self) { try store.appendBatches(batches) }
+        #expect(store.latestAnchor == 100)
+        #expect(try readAll(store).added.compactMap(\.sample) == stored)
+        faults.spaceLeft = nil
+        #expect(try store.appendBatches(batches) == 101)
+        let read = try readAll(store).added.compactMap(\.sample)
+        #expect(read.map(\.start) == (stored + batches[0] + batches[1]).map(\.start))
+        #expect(read.map(\.anchor) == Array(1...700))
+    }
+
     @Test func ioErrorOnFdatasyncIsAClearError() throws {
         let dir = TempDir("eio-injected")
         let faults = InjectedFaults()
