@@ -121,7 +121,7 @@ public struct DeviceIngest: Sendable {
                 metadata: [String: String] = [:], beats: [Double] = []) -> Sample {
         // Most samples carry neither: the inlinable initializer, with no call into StrapModel.
         if metadata.isEmpty && beats.isEmpty {
-            return Sample(uuid: UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), anchor: 0, type: type, value: value,
+            return Sample(uuid: .unassigned, anchor: 0, type: type, value: value,
                           start: start, end: end ?? start, device: device)
         }
         return Sample(type: type, value: value, start: start, end: end, device: device, metadata: metadata, beats: beats)

@@ -27,46 +27,37 @@ public struct Sample: Sendable, Hashable {
         set { extras = SampleExtras.make(metadata, newValue) }
     }
 
-    public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil,
-                device: Device, metadata: [String: String] = [:], beats: [Double] = [],
-                uuid: UUID = UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), anchor: UInt64 = 0) {
-        self.uuid = uuid
-        self.anchor = anchor
-        self.type = type
-        self.value = value
-        self.start = start
-        self.end = end ?? start
-        self.device = device
-        extras = SampleExtras.make(metadata, beats)
-    }
-
-    /// The decoder's path: no metadata or beats, inlinable across modules so that decoding a
-    /// million samples does not pay a call per sample.
-    @inlinable
-    public init(uuid: UUID, anchor: UInt64, type: QuantityType, value: Double, start: Millis, end: Millis, device: Device) {
-        self.uuid = uuid
-        self.anchor = anchor
-        self.type = type
-        self.value = value
-        self.start = start
-        self.end = end
-        self.device = device
-        extras = nil
-    }
-
-    /// A sample tagged with metadata made once (a decoder's fixed tags): no allocation per sample.
-    @inlinable
-    public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil, device: Device, metadata: SharedMetadata) {
-        self.init(uuid: UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0)), anchor: 0, type: type, value: value,
-                  start: start, end: end ?? start, device: device)
-        extras = metadata.extras
-    }
-
     /// Whether metadata or beats are present.
     @inlinable public var hasExtras: Bool { extras != nil }
 
     public var startDate: Date { Date(millis: start) }
     public var endDate: Date { Date(millis: end) }
+}
+
+/// The initializers live in an extension so that the struct keeps its implicit memberwise
+/// initializer, and each delegates to it: an initializer that assigns a struct of this size
+/// field by field built it in a temporary and copied it out (an extra retain and release of
+/// the device and extras for every decoded sample, `perf` on the pipeline). For the same
+/// reason they are not `@inlinable`: the memberwise initializer is internal, and a call per
+/// sample costs less than that copy.
+extension Sample {
+    public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil,
+                device: Device, metadata: [String: String] = [:], beats: [Double] = [],
+                uuid: UUID = .unassigned, anchor: UInt64 = 0) {
+        self.init(uuid: uuid, anchor: anchor, type: type, value: value, start: start, end: end ?? start,
+                  device: device, extras: SampleExtras.make(metadata, beats))
+    }
+
+    /// The decoder's and the store reader's path: no metadata or beats.
+    public init(uuid: UUID, anchor: UInt64, type: QuantityType, value: Double, start: Millis, end: Millis, device: Device) {
+        self.init(uuid: uuid, anchor: anchor, type: type, value: value, start: start, end: end, device: device, extras: nil)
+    }
+
+    /// A sample tagged with metadata made once (a decoder's fixed tags): no allocation per sample.
+    public init(type: QuantityType, value: Double, start: Millis, end: Millis? = nil, device: Device, metadata: SharedMetadata) {
+        self.init(uuid: .unassigned, anchor: 0, type: type, value: value, start: start, end: end ?? start,
+                  device: device, extras: metadata.extras)
+    }
 }
 
 extension Sample {
@@ -83,6 +74,11 @@ extension Sample {
 
     @usableFromInline static let deviceOffset = MemoryLayout<Sample>.offset(of: \Sample.device)!
     @usableFromInline static let extrasOffset = MemoryLayout<Sample>.offset(of: \Sample.extras)!
+}
+
+extension UUID {
+    /// The all-zero UUID of a sample or workout the store has not assigned yet.
+    @inlinable public static var unassigned: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
 }
 
 /// Metadata made once and shared by every sample that carries it. A dictionary literal and

@@ -82,7 +82,7 @@ public struct Workout: Codable, Sendable, Hashable {
     public init(activityType: String, locationType: LocationType = .unknown, start: Millis,
                 end: Millis, deviceIDs: [String], events: [Event] = [], laps: [Lap] = [],
                 summary: [String: Double] = [:], metadata: [String: String] = [:]) {
-        self.uuid = UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0))
+        self.uuid = .unassigned
         self.anchor = 0
         self.activityType = activityType
         self.locationType = locationType
@@ -102,7 +102,7 @@ public struct Workout: Codable, Sendable, Hashable {
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
-        uuid = try c.decodeIfPresent(UUID.self, forKey: .uuid) ?? UUID(uuid: (0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0))
+        uuid = try c.decodeIfPresent(UUID.self, forKey: .uuid) ?? .unassigned
         anchor = try c.decodeIfPresent(UInt64.self, forKey: .anchor) ?? 0
         activityType = try c.decode(String.self, forKey: .activityType)
         locationType = try c.decodeIfPresent(LocationType.self, forKey: .locationType) ?? .unknown
