@@ -119,7 +119,7 @@ public struct DeviceIngest: Sendable {
 
     func sample(_ type: QuantityType, _ value: Double, _ start: Millis, end: Millis? = nil,
                 metadata: [String: String] = [:], beats: [Double] = []) -> Sample {
-        // Most samples carry neither: the inlinable initializer, with no call into StrapModel.
+        // Most samples carry neither: the initializer that makes no extras box.
         if metadata.isEmpty && beats.isEmpty {
             return Sample(uuid: .unassigned, anchor: 0, type: type, value: value,
                           start: start, end: end ?? start, device: device)
