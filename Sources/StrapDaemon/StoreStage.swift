@@ -183,9 +183,11 @@ public final class StoreStage: @unchecked Sendable {
     /// For the ingest queue's next turn: an emptied buffer the store is done with (its samples
     /// released here, on the caller's thread), or a new one.
     func reusableBuffer() -> [Sample] {
-        var batches = finished.withLock { f in
-            defer { f.removeAll(keepingCapacity: true) }
-            return f
+        // Swapped out, not copied: a copy of the shared array would allocate on every hand-off.
+        var batches = finished.withLock { f -> [[Sample]] in
+            var taken: [[Sample]] = []
+            swap(&taken, &f)
+            return taken
         }
         guard var buffer = batches.popLast() else { return [] }
         batches.removeAll()

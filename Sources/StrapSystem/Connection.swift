@@ -27,6 +27,9 @@ public final class Connection: @unchecked Sendable {
     private weak var server: UnixServer?
     private var decoder: LineDecoder
     private var output = OutputBuffer()
+    /// Bytes a `WriteBatch` holds for this connection until its `send()`: set only while
+    /// `output` is empty, so nothing can overtake them.
+    private var held: [UInt8]?
     private var state = State.open
     private var readSource: DispatchSourceRead?
     private var writeSource: DispatchSourceWrite?
@@ -52,7 +55,7 @@ public final class Connection: @unchecked Sendable {
     /// Bytes queued and not yet accepted by the kernel.
     public var bufferedOutputCount: Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        return output.count
+        return output.count + (held?.count ?? 0)
     }
 
     /// True between the high-water and drained callbacks.
@@ -84,7 +87,12 @@ public final class Connection: @unchecked Sendable {
     public func write(_ bytes: [UInt8]) -> WriteOutcome {
         dispatchPrecondition(condition: .onQueue(queue))
         guard state == .open else { return .closed }
-        guard output.count + bytes.count <= limits.hardLimit else { return .rejected }
+        guard output.count + (held?.count ?? 0) + bytes.count <= limits.hardLimit else { return .rejected }
+        if held != nil {
+            // Behind bytes a batch has not sent yet: they go out with them, in order.
+            held!.append(contentsOf: bytes)
+            return .queued
+        }
         output.append(bytes)
         flush(fromWrite: true)
         if state != .closed, !aboveHighWater, output.count >= limits.highWater {
@@ -95,13 +103,55 @@ public final class Connection: @unchecked Sendable {
         return state == .closed ? .closed : .queued
     }
 
+    /// As `write(_:)`, but when nothing is queued the bytes wait in `batch` and leave with
+    /// the batch's other writes, from several threads (`WriteBatch`). `.queued` means the
+    /// same as for `write(_:)`: accepted; a failure to send closes the connection later.
+    @discardableResult
+    public func write(_ bytes: [UInt8], in batch: inout WriteBatch) -> WriteOutcome {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard state == .open, held == nil, output.isEmpty, !bytes.isEmpty else { return write(bytes) }
+        guard bytes.count <= limits.hardLimit else { return .rejected }
+        held = bytes
+        batch.hold(self)
+        return .queued
+    }
+
+    /// On the queue, as the batch starts sending: the held bytes and how to send them.
+    func takeHeldForSend() -> HeldWrite? {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard state != .closed, let bytes = held else { return nil }
+        return HeldWrite(connection: self, fd: fd, syscalls: syscalls, bytes: bytes)
+    }
+
+    /// On the queue, after the batch's sends: what the kernel did not take is queued as
+    /// `write(_:)` would have queued it.
+    func finishHeld(_ bytes: [UInt8], _ outcome: SendOutcome) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        held = nil
+        guard state != .closed else { return }
+        switch outcome {
+        case .failed(let error):
+            teardown(.failed(error))
+        case .sent(let n) where n == bytes.count:
+            if state == .finishing, output.isEmpty { teardown(.finished) }
+        case .sent(let n):
+            output.append(Array(bytes[n...]))
+            armWriteSource()
+            if !aboveHighWater, output.count >= limits.highWater {
+                aboveHighWater = true
+                pauseReading()
+                server?.handler?.connectionOutputHighWater(self)
+            }
+        }
+    }
+
     /// Sends what is queued, then closes. Further writes are refused.
     public func finish() {
         dispatchPrecondition(condition: .onQueue(queue))
         guard state == .open else { return }
         state = .finishing
         pauseReading()
-        if output.isEmpty { teardown(.finished) }
+        if output.isEmpty, held == nil { teardown(.finished) }
     }
 
     /// Closes now, discarding queued output.
@@ -259,6 +309,7 @@ public final class Connection: @unchecked Sendable {
         guard state != .closed else { return }
         state = .closed
         output.removeAll()
+        held = nil
         // A suspended source delivers its cancel handler only once resumed.
         resumeReading()
         if let writeSource, writeSuspended { writeSuspended = false; writeSource.resume() }

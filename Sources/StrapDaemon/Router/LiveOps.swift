@@ -1,5 +1,6 @@
 import StrapIngest
 import StrapModel
+import StrapSystem
 import StrapWire
 import Synchronization
 
@@ -105,18 +106,29 @@ final class LiveFanout: @unchecked Sendable {
         // Subscribers that take everything and share a request id (most use id 1) share one
         // buffer of lines: the same bytes go to each socket, built once.
         var whole: [RequestID: [UInt8]] = [:]
+        var last: (id: RequestID, lines: [UInt8])?
+        // The sends leave together, from more than one thread (`WriteBatch`: most of a send
+        // is waking its reader).
+        var batch = WriteBatch()
         for stream in streams {
             if missed > 0 { stream.noteMissed(missed) }
             if encoded.isEmpty { continue }
             if encoded.allSatisfy(stream.admits) {
-                let lines = whole[stream.id] ?? LiveStream.lines(encoded, id: stream.id)
-                whole[stream.id] = lines
-                stream.deliver(lines: lines, count: encoded.count)
+                let lines: [UInt8]
+                if let last, last.id == stream.id {
+                    lines = last.lines
+                } else {
+                    lines = whole[stream.id] ?? LiveStream.lines(encoded, id: stream.id)
+                    whole[stream.id] = lines
+                    last = (stream.id, lines)
+                }
+                stream.deliver(lines: lines, count: encoded.count, in: &batch)
             } else {
                 let mine = encoded.filter(stream.admits)
-                if !mine.isEmpty { stream.deliver(lines: LiveStream.lines(mine, id: stream.id), count: mine.count) }
+                if !mine.isEmpty { stream.deliver(lines: LiveStream.lines(mine, id: stream.id), count: mine.count, in: &batch) }
             }
         }
+        batch.send()
     }
 
     static func encode(_ event: LiveEvent) -> Encoded {
@@ -179,7 +191,7 @@ final class LiveStream: RouterStream, @unchecked Sendable {
     }
 
     /// `lines` holds `count` events, already in this stream's id.
-    func deliver(lines: [UInt8], count: Int) {
+    func deliver(lines: [UInt8], count: Int, in batch: inout WriteBatch) {
         guard !ended else { return }
         let connection = session.connection
         if connection.isAboveHighWater {
@@ -190,13 +202,13 @@ final class LiveStream: RouterStream, @unchecked Sendable {
             // Its own write: the event lines are shared with other subscribers.
             var notice: [UInt8] = []
             appendDropped(dropped, into: &notice)
-            switch connection.write(notice) {
+            switch connection.write(notice, in: &batch) {
             case .queued: dropped = 0
             case .rejected: dropped += count; return
             case .closed: ended = true; return
             }
         }
-        switch connection.write(lines) {
+        switch connection.write(lines, in: &batch) {
         case .queued: break
         case .rejected: dropped += count
         case .closed: ended = true
