@@ -54,6 +54,11 @@ final class DaemonProcess {
 
     func client() throws -> DaemonClient { try DaemonClient(path: socket, timeout: 20) }
 
+    /// SIGSTOP (true) or SIGCONT (false): the process held, not ended.
+    func hold(_ held: Bool) {
+        if let p = process { kill(p.processIdentifier, held ? SIGSTOP : SIGCONT) }
+    }
+
     /// Sends `sig` and waits for the exit, 60 s at most: a daemon that ignores SIGTERM (a lost
     /// signal once hung a whole CI run here) is then killed and the test fails.
     func signal(_ sig: Int32, sourceLocation: SourceLocation = #_sourceLocation) {

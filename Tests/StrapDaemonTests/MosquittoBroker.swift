@@ -151,6 +151,18 @@ final class MQTTConsumer {
         throw BrokerFailure("the MQTT consumer did not subscribe (connect #\(connects))")
     }
 
+    /// Waits until no message has arrived for `quiet` seconds (at most `seconds` in all).
+    func waitQuiet(quiet: Double = 1, seconds: Double = 15) {
+        let deadline = Date().addingTimeInterval(seconds)
+        var count = messages.count
+        var since = Date()
+        while Date() < deadline {
+            usleep(100_000)
+            let now = messages.count
+            if now != count { count = now; since = Date() } else if Date().timeIntervalSince(since) >= quiet { return }
+        }
+    }
+
     var messages: [Message] {
         guard let text = try? String(contentsOfFile: out, encoding: .utf8) else { return [] }
         return text.split(separator: "\n").compactMap { line in
