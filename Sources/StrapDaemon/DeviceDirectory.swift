@@ -16,38 +16,67 @@ public final class DeviceDirectory: Sendable {
     public func observe(_ events: [LiveEvent]) {
         devices.withLock { devices in
             for event in events {
-                var info = devices[event.address] ?? DeviceInfo(address: event.address, name: event.address)
                 switch event {
-                case let .sample(s):
-                    info.lastSeen = max(info.lastSeen ?? s.end, s.end)
-                    if s.type == .heartRate || s.type == .cyclingSpeed || s.type == .cyclingCadence || s.type == .runningSpeed {
-                        info.notifications += 1
-                    }
-                    info.name = s.device.name
-                case let .change(_, change):
-                    switch change {
-                    case let .identity(d):
-                        info.manufacturer = d.manufacturer
-                        info.model = d.model
-                        info.serial = d.serial
-                        info.firmware = d.firmware
-                    case let .contact(c): info.contact = c.name
-                    case let .battery(b): info.battery = b
-                    case let .bodySensorLocation(l): info.bodySensorLocation = l
-                    case let .sensorLocation(l): info.sensorLocation = l
-                    case .energySaturated: break
+                case .samples(let samples):
+                    Self.observe(samples, in: &devices)
+                case let .change(address, change):
+                    Self.update(address, in: &devices) { info in
+                        switch change {
+                        case let .identity(d):
+                            info.manufacturer = d.manufacturer
+                            info.model = d.model
+                            info.serial = d.serial
+                            info.firmware = d.firmware
+                        case let .contact(c): info.contact = c.name
+                        case let .battery(b): info.battery = b
+                        case let .bodySensorLocation(l): info.bodySensorLocation = l
+                        case let .sensorLocation(l): info.sensorLocation = l
+                        case .energySaturated: break
+                        }
                     }
                 case .linkQuality:
                     // The device service's snapshot has the current reading.
                     break
-                case let .link(_, up, reason, time):
-                    info.connected = up
-                    info.lastSeen = time
-                    if !up { info.lastDisconnectReason = reason }
+                case let .link(address, up, reason, time):
+                    Self.update(address, in: &devices) { info in
+                        info.connected = up
+                        info.lastSeen = time
+                        if !up { info.lastDisconnectReason = reason }
+                    }
                 }
-                devices[event.address] = info
             }
         }
+    }
+
+    /// One dictionary update per run of one device's samples, not per sample: a burst of a
+    /// few thousand samples is a few updates.
+    private static func observe(_ samples: ArraySlice<Sample>, in devices: inout [SensorAddress: DeviceInfo]) {
+        var i = samples.startIndex
+        while i < samples.endIndex {
+            let device = samples[i].device
+            var lastSeen = samples[i].end
+            var notifications = 0
+            var j = i
+            while j < samples.endIndex, samples[j].device === device {
+                let s = samples[j]
+                lastSeen = max(lastSeen, s.end)
+                if s.type == .heartRate || s.type == .cyclingSpeed || s.type == .cyclingCadence || s.type == .runningSpeed {
+                    notifications += 1
+                }
+                j += 1
+            }
+            update(device.address, in: &devices) { info in
+                info.lastSeen = max(info.lastSeen ?? lastSeen, lastSeen)
+                info.notifications += notifications
+                info.name = device.name
+            }
+            i = j
+        }
+    }
+
+    private static func update(_ address: SensorAddress, in devices: inout [SensorAddress: DeviceInfo],
+                               _ body: (inout DeviceInfo) -> Void) {
+        body(&devices[address, default: DeviceInfo(address: address, name: address)])
     }
 
     /// The merged view: the service's devices, completed with what the pipeline observed.

@@ -5,16 +5,21 @@ import Synchronization
 /// What live subscribers receive: samples as soon as they are decoded (before they are
 /// durable, so without an anchor), device changes and link transitions.
 public enum LiveEvent: Sendable {
-    case sample(Sample)
+    /// Samples in the order they were decoded, of one or more devices: a slice of the
+    /// pipeline's batch, so a burst is one event and no sample is copied. A subscriber copies
+    /// what it keeps and lets go of the slice before `deliver` returns, so the pipeline can
+    /// reuse the batch's buffer (docs/architecture.md#the-pipeline).
+    case samples(ArraySlice<Sample>)
     case change(SensorAddress, DeviceIngest.Change)
     case link(SensorAddress, up: Bool, reason: String?, Millis)
     /// A link-quality reading (docs/operations.md#link-quality-rssi): the RSSI in dBm, or why there
     /// is none.
     case linkQuality(SensorAddress, rssi: Int?, reason: String?)
 
-    public var address: SensorAddress {
+    /// The device of a change, link or link-quality event; samples carry their own.
+    public var address: SensorAddress? {
         switch self {
-        case let .sample(s): s.device.address
+        case .samples: nil
         case let .change(a, _), let .link(a, _, _, _), let .linkQuality(a, _, _): a
         }
     }

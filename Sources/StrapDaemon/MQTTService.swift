@@ -135,16 +135,18 @@ final class MQTTStateFeed: RetainedStateSource, @unchecked Sendable {
         observed.withLock { o in
             for event in events {
                 switch event {
-                case .sample(let s):
-                    let a = s.device.address
-                    switch s.type {
-                    case .cyclingDistance, .runningDistance: o.distance[a, default: 0] += s.value
-                    case .energyExpended: o.energy[a, default: 0] += s.value / 4.184
-                    default: break
+                case .samples(let samples):
+                    for s in samples {
+                        let a = s.device.address
+                        switch s.type {
+                        case .cyclingDistance, .runningDistance: o.distance[a, default: 0] += s.value
+                        case .energyExpended: o.energy[a, default: 0] += s.value / 4.184
+                        default: break
+                        }
+                        if o.types[a, default: []].insert(s.type).inserted || s.type.aggregation == .cumulative { o.dirty.insert(a) }
                     }
-                    if o.types[a, default: []].insert(s.type).inserted || s.type.aggregation == .cumulative { o.dirty.insert(a) }
-                case .change, .link, .linkQuality:
-                    o.dirty.insert(event.address)
+                case .change(let a, _), .link(let a, _, _, _), .linkQuality(let a, _, _):
+                    o.dirty.insert(a)
                 }
             }
         }

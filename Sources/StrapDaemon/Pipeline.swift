@@ -36,7 +36,10 @@ public final class Pipeline: @unchecked Sendable {
     /// Its `samples` are the turn's samples for the store; changes and rejections are
     /// handled per event and cleared.
     private var out = DeviceIngest.Output()
-    private var outLive: [LiveEvent] = []
+    /// The turn's live events; its samples as ranges of `out.samples`, made into slices only
+    /// at hand-off, once nothing more is appended (a slice taken earlier would make every
+    /// later append copy the whole buffer).
+    private var outLive: [PendingLive] = []
     private var handOffScheduled = false
     /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
     public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
@@ -146,21 +149,28 @@ public final class Pipeline: @unchecked Sendable {
             }
             if !out.changes.isEmpty {
                 for change in out.changes {
-                    if livePublishing { outLive.append(.change(address, change)) }
+                    if livePublishing { outLive.append(.event(.change(address, change))) }
                     onChange?(address, change)
                 }
                 out.changes.removeAll(keepingCapacity: true)
             }
         case let .linkUp(_, _, time):
             slot.ingest.linkRestarted()
-            if livePublishing { outLive.append(.link(address, up: true, reason: nil, time.wall)) }
+            if livePublishing { outLive.append(.event(.link(address, up: true, reason: nil, time.wall))) }
         case let .linkDown(_, reason, time):
-            if livePublishing { outLive.append(.link(address, up: false, reason: reason, time.wall)) }
+            if livePublishing { outLive.append(.event(.link(address, up: false, reason: reason, time.wall))) }
         }
         let produced = out.samples.count - mark
         if produced > 0 {
             sampleCount.add(produced, ordering: .relaxed)
-            if livePublishing { for i in mark..<out.samples.count { outLive.append(.sample(out.samples[i])) } }
+            if livePublishing {
+                // Samples with nothing between them are one run.
+                if case .samples(let run)? = outLive.last, run.upperBound == mark {
+                    outLive[outLive.count - 1] = .samples(run.lowerBound..<out.samples.count)
+                } else {
+                    outLive.append(.samples(mark..<out.samples.count))
+                }
+            }
         }
         // Bounded: a long batch hands off every few thousand samples instead of at its end.
         if out.samples.count >= 4096 || outLive.count >= 4096 { handOff() }
@@ -170,8 +180,8 @@ public final class Pipeline: @unchecked Sendable {
     private func handOff() {
         handOffScheduled = false
         if !outLive.isEmpty {
-            live.publish(outLive)
-            outLive = []
+            publishLive()
+            outLive.removeAll(keepingCapacity: true)
         }
         if !out.samples.isEmpty {
             storeStage.enqueue(out.samples)
@@ -180,6 +190,24 @@ public final class Pipeline: @unchecked Sendable {
             // made (docs/architecture.md#the-pipeline).
             out.samples = storeStage.reusableBuffer()
         }
+    }
+}
+
+extension Pipeline {
+    /// A live event of the turn, its samples still a range of the turn's batch.
+    fileprivate enum PendingLive {
+        case event(LiveEvent)
+        case samples(Range<Int>)
+    }
+
+    /// Its own function so the slices are released before the batch goes to the store stage.
+    private func publishLive() {
+        live.publish(outLive.map { pending in
+            switch pending {
+            case .event(let event): event
+            case .samples(let range): .samples(out.samples[range])
+            }
+        })
     }
 }
 

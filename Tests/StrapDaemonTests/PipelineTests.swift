@@ -45,11 +45,13 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let store = try Store.open(StoreConfig(directory: dir, sync: .none))
         let (pipeline, live) = makePipeline(store: store)
-        let seen = Mutex<(samples: Int, links: Int)>((0, 0))
+        // Live samples have no uuid yet (the store assigns it): compared by what was decoded.
+        struct Key: Equatable { var type: QuantityType; var end: Millis; var value: Double }
+        let seen = Mutex<(samples: [Key], links: Int)>(([], 0))
         _ = live.subscribe { events in
             seen.withLock { s in
                 for e in events {
-                    if case .sample = e { s.samples += 1 }
+                    if case .samples(let run) = e { s.samples += run.map { Key(type: $0.type, end: $0.end, value: $0.value) } }
                     if case .link = e { s.links += 1 }
                 }
             }
@@ -60,9 +62,17 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         try pipeline.storeStage.flushAndSync()
         let counters = pipeline.counters
         #expect(counters.events == events.count && counters.rejected == 0 && counters.dropped == 0)
-        let stored = try store.anchored(anchor: 0).added.count
+        let storedSamples = try store.anchored(anchor: 0).added
+        let stored = storedSamples.count
         #expect(stored == counters.samples && stored > 3 * 600)
-        #expect(seen.withLock { $0.samples } == stored)
+        // Live saw each sample once, in the order it was stored.
+        let liveSamples = seen.withLock { $0.samples }
+        #expect(liveSamples.count == stored)
+        let inOrder = liveSamples == storedSamples.compactMap { o -> Key? in
+            guard case .sample(let s) = o else { return nil }
+            return Key(type: s.type, end: s.end, value: s.value)
+        }
+        #expect(inOrder, "live samples differ from the stored ones or their order")
         #expect(seen.withLock { $0.links } > 3)
         store.close()
     }

@@ -83,10 +83,11 @@ final class LiveFanout: @unchecked Sendable {
         guard let queue = subscribers.withLock({ $0.values.first?.session.connection.queue }) else { return }
         let full = pending.withLock { p in
             if p.events.count < Self.maximumPendingEvents { return false }
-            p.missed += events.count
+            p.missed += events.reduce(0) { n, e in if case .samples(let s) = e { n + s.count } else { n + 1 } }
             return true
         }
-        let encoded = full ? [] : events.map(Self.encode)
+        var encoded: [Encoded] = []
+        if !full { for event in events { Self.encode(event, into: &encoded) } }
         let schedule = pending.withLock { p -> Bool in
             p.events += encoded
             defer { p.scheduled = true }
@@ -131,19 +132,22 @@ final class LiveFanout: @unchecked Sendable {
         batch.send()
     }
 
-    static func encode(_ event: LiveEvent) -> Encoded {
+    /// One `Encoded` per sample, change or link event.
+    static func encode(_ event: LiveEvent, into out: inout [Encoded]) {
         switch event {
-        case .sample(let s):
-            return Encoded(address: s.device.address, type: s.type, kind: "sample", data: SampleJSON.bytes(s, durable: false))
+        case .samples(let samples):
+            for s in samples {
+                out.append(Encoded(address: s.device.address, type: s.type, kind: "sample", data: SampleJSON.bytes(s, durable: false)))
+            }
         case let .change(address, change):
-            return Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(DaemonJSON.change(address, change))))
+            out.append(Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(DaemonJSON.change(address, change)))))
         case let .link(address, up, reason, time):
-            return Encoded(address: address, type: nil, kind: "link",
-                           data: JSONWriter.bytes(.object(DaemonJSON.link(address, up: up, reason: reason, time: time))))
+            out.append(Encoded(address: address, type: nil, kind: "link",
+                               data: JSONWriter.bytes(.object(DaemonJSON.link(address, up: up, reason: reason, time: time)))))
         case let .linkQuality(address, rssi, reason):
             var o: JSONObject = ["address": .string(address), "change": .string("rssi"), "rssi": rssi.map { .int(Int64($0)) } ?? .null]
             if rssi == nil, let reason { o["rssiUnavailable"] = .string(reason) }
-            return Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(o)))
+            out.append(Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(o))))
         }
     }
 }

@@ -137,8 +137,10 @@ public final class WorkoutService: @unchecked Sendable {
         lock.withLock { _ in
             for event in events {
                 switch event {
-                case .sample(let s):
-                    if let id = engine.queue(s), followers[id] != nil, changed.last != id { changed.append(id) }
+                case .samples(let samples):
+                    for s in samples {
+                        if let id = engine.queue(s), followers[id] != nil, changed.last != id { changed.append(id) }
+                    }
                 case .change(let address, .energySaturated):
                     if engine.session(holding: address) != nil { saturated.append(address) }
                 default: break
