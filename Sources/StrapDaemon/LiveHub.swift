@@ -15,14 +15,6 @@ public enum LiveEvent: Sendable {
     /// A link-quality reading (docs/operations.md#link-quality-rssi): the RSSI in dBm, or why there
     /// is none.
     case linkQuality(SensorAddress, rssi: Int?, reason: String?)
-
-    /// The device of a change, link or link-quality event; samples carry their own.
-    public var address: SensorAddress? {
-        switch self {
-        case .samples: nil
-        case let .change(a, _), let .link(a, _, _, _), let .linkQuality(a, _, _): a
-        }
-    }
 }
 
 /// Live fan-out to the daemon's few in-process subscribers: the device directory and the

@@ -95,11 +95,7 @@ public final class Connection: @unchecked Sendable {
         }
         output.append(bytes)
         flush(fromWrite: true)
-        if state != .closed, !aboveHighWater, output.count >= limits.highWater {
-            aboveHighWater = true
-            pauseReading()
-            server?.handler?.connectionOutputHighWater(self)
-        }
+        if state != .closed { checkHighWater() }
         return state == .closed ? .closed : .queued
     }
 
@@ -137,12 +133,16 @@ public final class Connection: @unchecked Sendable {
         case .sent(let n):
             output.append(Array(bytes[n...]))
             armWriteSource()
-            if !aboveHighWater, output.count >= limits.highWater {
-                aboveHighWater = true
-                pauseReading()
-                server?.handler?.connectionOutputHighWater(self)
-            }
+            checkHighWater()
         }
+    }
+
+    /// Output just grew: at the high-water mark, stop reading requests and tell the handler.
+    private func checkHighWater() {
+        guard !aboveHighWater, output.count >= limits.highWater else { return }
+        aboveHighWater = true
+        pauseReading()
+        server?.handler?.connectionOutputHighWater(self)
     }
 
     /// Sends what is queued, then closes. Further writes are refused.
