@@ -265,7 +265,10 @@ import ThirdPartyReaders
         let daemon = try DaemonProcess()
         try daemon.start(["--simulate=2", "--log-level", "notice", "--set", "mqtt.unix_socket=\(path)",
                           "--set", "mqtt.topic_prefix=\(D.prefix)"])
-        usleep(1_500_000)
+        // Until the store holds a few samples, not a fixed 1.5 s: a loaded CI run once had
+        // stored only 2 by then.
+        let deadline = Date().addingTimeInterval(20)
+        while try D.storeLatest(daemon) <= 3, Date() < deadline { usleep(100_000) }
         let upTo = try D.waitDelivered(daemon)
         #expect(try D.mqttStatus(daemon).string("broker") == "unix:\(path)")
         try D.expectEverySample(daemon, consumer, upTo: upTo, duplicatesAfter: .max, atLeast: 3)
