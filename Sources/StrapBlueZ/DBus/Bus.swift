@@ -3,13 +3,15 @@ import Dispatch
 import Glibc
 import StrapDBus
 
-/// One sd-bus connection driven by Dispatch on one serial queue
+/// One sd-bus connection driven on one serial queue: its reads by a thread of its own
+/// (`BusReader`), its writes and timeouts by Dispatch sources
 /// (docs/swift-on-linux.md#driving-sd-bus-from-dispatch). sd-bus is not thread-safe: every method
 /// must be called on `queue`, and every callback runs there.
 public final class Bus: @unchecked Sendable {
     public let queue: DispatchQueue
     private var raw: OpaquePointer?
     private var readSource: DispatchSourceRead?
+    private var reader: BusReader?
     private var writeSource: DispatchSourceWrite?
     private var writeSuspended = true
     private var timer: DispatchSourceTimer?
@@ -79,7 +81,8 @@ public final class Bus: @unchecked Sendable {
         self.raw = nil
     }
 
-    /// Cancels the sources and closes the connection once libdispatch has let go of its fd:
+    /// Cancels the sources, stops the reader and closes the connection once neither
+    /// libdispatch nor the reader uses its fd any more:
     /// closing it earlier lets the next connection reuse the fd number while the old
     /// registration is still torn down, and that connection's read source then never fires
     /// (seen when strapd reconnects to the bus, or a daemon is restarted in one process).
@@ -89,6 +92,11 @@ public final class Bus: @unchecked Sendable {
         for source in sources {
             group.enter()
             source.setCancelHandler { @Sendable in group.leave() }
+        }
+        if let reader {
+            group.enter()
+            reader.stop()
+            reader.afterExit { group.leave() }
         }
         // After a lost connection teardown() already ran and dropped the sources: nothing to
         // wait for then.
@@ -102,10 +110,13 @@ public final class Bus: @unchecked Sendable {
     private func attach() {
         guard let raw else { return }
         let fd = sd_bus_get_fd(raw)
-        let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        read.setEventHandler { @Sendable [weak self] in self?.pump() }
-        read.resume()
-        readSource = read
+        reader = BusReader(fd: fd, queue: queue) { [weak self] in self?.pump() }
+        if reader == nil {
+            let read = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+            read.setEventHandler { @Sendable [weak self] in self?.pump() }
+            read.resume()
+            readSource = read
+        }
         let write = DispatchSource.makeWriteSource(fileDescriptor: fd, queue: queue)
         write.setEventHandler { @Sendable [weak self] in self?.pump() }
         writeSource = write
@@ -126,6 +137,8 @@ public final class Bus: @unchecked Sendable {
         guard isOpen else { return }
         isOpen = false
         readSource?.cancel()
+        // Kept: `release` still waits for its end before the fd is closed.
+        reader?.stop()
         if let w = writeSource {
             if writeSuspended { w.resume() }
             w.cancel()
