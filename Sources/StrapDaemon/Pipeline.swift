@@ -54,12 +54,26 @@ public final class Pipeline: @unchecked Sendable {
         self.storeStage = storeStage
         self.live = live
         self.identity = identity
+        queue.setSpecific(key: Self.ingestKey, value: true)
     }
 
     /// Hands an event to the pipeline. Returns false (and counts it) when the pipeline is
     /// `capacity` events behind.
+    ///
+    /// A source that already runs on the ingest queue (BlueZ's bus queue targets it) with
+    /// nothing in flight has its event decoded right here: a hop onto the queue it holds
+    /// would run only after it lets go, on a worker woken for it (a thread wake-up per
+    /// notification; docs/benchmarks.md). With anything in flight the event queues behind it,
+    /// so events keep the order they were submitted in.
     @discardableResult
     public func submit(_ event: SensorEvent) -> Bool {
+        if DispatchQueue.getSpecific(key: Self.ingestKey) != nil,
+           inFlight.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
+            recorder?(event)
+            process(event)
+            turnEnded(processed: 1)
+            return true
+        }
         if inFlight.add(1, ordering: .relaxed).newValue > capacity {
             inFlight.subtract(1, ordering: .relaxed)
             droppedCount.add(1, ordering: .relaxed)
@@ -72,6 +86,9 @@ public final class Pipeline: @unchecked Sendable {
         }
         return true
     }
+
+    /// Set on `queue`: found from blocks on it and on queues that target it.
+    private static let ingestKey = DispatchSpecificKey<Bool>()
 
     /// Submits a batch with one queue hop (replay and the benchmark).
     public func submit(contentsOf events: [SensorEvent]) {

@@ -243,6 +243,42 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         #expect(here.counters == hopping.counters)
     }
 
+    /// BlueZ's events are submitted from a queue that targets the ingest queue. With nothing
+    /// in flight each is decoded before `submit` returns (no hop onto the queue its caller
+    /// holds); with a batch in flight it queues behind it. Either way the store holds what
+    /// a plain `submit` from elsewhere gives, in the same order.
+    @Test func eventsFromAQueueOnTheIngestQueueAreDecodedInPlaceAndInOrder() throws {
+        let events = simulatedEvents(count: 2, seconds: 30)
+        let hereStore = try Store.open(StoreConfig(directory: temporaryDirectory("here"), sync: .none))
+        let plainStore = try Store.open(StoreConfig(directory: temporaryDirectory("plain"), sync: .none))
+        defer { hereStore.close(); plainStore.close() }
+        let (here, _) = makePipeline(store: hereStore)
+        let (plain, _) = makePipeline(store: plainStore)
+        let source = DispatchQueue(label: "bluez-like", target: here.queue)
+        let (first, batch, last) = (Array(events.prefix(20)), Array(events[20..<60]), Array(events.dropFirst(60)))
+        source.sync {
+            for (i, e) in first.enumerated() {
+                here.submit(e)
+                #expect(here.counters.events == i + 1, "event \(i) was not decoded in place")
+            }
+            // Behind a batch in flight (it cannot run while this block holds the queue).
+            here.submit(contentsOf: batch)
+            here.submit(last[0])
+            #expect(here.counters.events == first.count)
+        }
+        here.drain()
+        source.sync { for e in last.dropFirst() { here.submit(e) } }
+        for e in events { plain.submit(e) }
+        here.drain()
+        plain.drain()
+        try here.storeStage.flushAndSync()
+        try plain.storeStage.flushAndSync()
+        #expect(here.counters == plain.counters && here.counters.events == events.count)
+        let a = try hereStore.anchored(anchor: 0, limit: 10_000).added.compactMap(\.sample).map { "\($0.type) \($0.start) \($0.value)" }
+        let b = try plainStore.anchored(anchor: 0, limit: 10_000).added.compactMap(\.sample).map { "\($0.type) \($0.start) \($0.value)" }
+        #expect(!a.isEmpty && a == b)
+    }
+
     @Test func captureLinesRoundTrip() throws {
         for event in simulatedEvents(count: 3, seconds: 30, dropouts: DropoutSchedule(meanInterval: 5)) {
             let line = CaptureFormat.line(event)
