@@ -109,6 +109,11 @@ final class BusCodecTests {
             .array(element: .string, []),
             .structure([.double(1.5), .int64(-1), .uint64(UInt64.max), .uint32(7), .int32(-7), .byte(0)]),
             .signature(try DBusSignature(parsing: "a{sv}")),
+            // Byte arrays are read whole (sd_bus_message_read_array); nested and empty ones too.
+            .array(element: .array(.byte), [.bytes([1, 2, 3]), .bytes([]), .bytes((0..<600).map { UInt8($0 % 256) })]),
+            .vardict([("ManufacturerData", .array(element: .dictEntry(key: .uint16, value: .variant),
+                                                    [.dictEntry(key: .uint16(0x006b), value: .variant(.bytes([0xde, 0xad])))]))]),
+            .structure([.bytes([0x16, 0x48]), .string("after"), .bytes([7])]),
         ]
         for value in shapes {
             #expect(try call("Echo", [.variant(value)]).get() == [.variant(value)], "\(value)")

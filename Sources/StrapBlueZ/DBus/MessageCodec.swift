@@ -67,74 +67,105 @@ enum MessageCodec {
             let r = sd_bus_message_peek_type(m, &type, &contents)
             if r < 0 { throw .errno("peek type", -r) }
             if r == 0 { return out }
-            out.append(try readOne(m, type: type, contents: contents.map { String(cString: $0) } ?? ""))
+            out.append(try readOne(m, type: type, contents: contents))
         }
     }
 
-    private static func readOne(_ m: OpaquePointer, type: CChar, contents: String) throws(BusError) -> DBusValue {
-        let scalar = Character(Unicode.Scalar(UInt8(bitPattern: type)))
+    /// Each BlueZ notification is a message to decode (StartNotify's PropertiesChanged), so
+    /// the common shapes take no detour: the type code is compared as a byte, a byte array is
+    /// read in one call, and the element types BlueZ's signals use are known without parsing
+    /// a signature.
+    private static func readOne(_ m: OpaquePointer, type: CChar, contents: UnsafePointer<CChar>?) throws(BusError) -> DBusValue {
+        let code = UInt8(bitPattern: type)
         func basic<T>(_ initial: T) throws(BusError) -> T {
             var v = initial
             let r = withUnsafeMutablePointer(to: &v) { sd_bus_message_read_basic(m, type, $0) }
-            if r < 0 { throw .errno("read \(scalar)", -r) }
+            if r < 0 { throw .errno("read \(Self.name(code))", -r) }
             return v
         }
         func text() throws(BusError) -> String {
             var p: UnsafePointer<CChar>? = nil
             let r = sd_bus_message_read_basic(m, type, &p)
-            if r < 0 { throw .errno("read \(scalar)", -r) }
+            if r < 0 { throw .errno("read \(Self.name(code))", -r) }
             return p.map { String(cString: $0) } ?? ""
         }
-        switch scalar {
-        case "y": return .byte(try basic(UInt8(0)))
-        case "b": return .boolean(try basic(Int32(0)) != 0)
-        case "n": return .int16(try basic(Int16(0)))
-        case "q": return .uint16(try basic(UInt16(0)))
-        case "i": return .int32(try basic(Int32(0)))
-        case "u": return .uint32(try basic(UInt32(0)))
-        case "x": return .int64(try basic(Int64(0)))
-        case "t": return .uint64(try basic(UInt64(0)))
-        case "d": return .double(try basic(Double(0)))
-        case "h":
+        switch code {
+        case UInt8(ascii: "y"): return .byte(try basic(UInt8(0)))
+        case UInt8(ascii: "b"): return .boolean(try basic(Int32(0)) != 0)
+        case UInt8(ascii: "n"): return .int16(try basic(Int16(0)))
+        case UInt8(ascii: "q"): return .uint16(try basic(UInt16(0)))
+        case UInt8(ascii: "i"): return .int32(try basic(Int32(0)))
+        case UInt8(ascii: "u"): return .uint32(try basic(UInt32(0)))
+        case UInt8(ascii: "x"): return .int64(try basic(Int64(0)))
+        case UInt8(ascii: "t"): return .uint64(try basic(UInt64(0)))
+        case UInt8(ascii: "d"): return .double(try basic(Double(0)))
+        case UInt8(ascii: "h"):
             let fd = try basic(Int32(-1))
             let owned = fcntl(fd, F_DUPFD_CLOEXEC, 3)
             if owned < 0 { throw .errno("dup fd", errno) }
             return .unixFD(owned)
-        case "s": return .string(try text())
-        case "o":
+        case UInt8(ascii: "s"): return .string(try text())
+        case UInt8(ascii: "o"):
             let s = try text()
             do { return .objectPath(try ObjectPath(s)) } catch { throw .decoding("bad object path \(s)") }
-        case "g":
+        case UInt8(ascii: "g"):
             let s = try text()
             do { return .signature(try DBusSignature(parsing: s)) } catch { throw .decoding("bad signature \(s)") }
-        case "a", "v", "r", "e":
-            let r = contents.withCString { sd_bus_message_enter_container(m, type, $0) }
-            if r < 0 { throw .errno("enter \(scalar)\(contents)", -r) }
-            let inner = try readAll(m)
-            let x = sd_bus_message_exit_container(m)
-            if x < 0 { throw .errno("exit \(scalar)", -x) }
-            switch scalar {
-            case "a":
-                let element: DBusType
-                do {
-                    // Parse as the array itself: a dict entry is only legal inside one.
-                    guard case .array(let t)? = try DBusSignature(parsing: "a" + contents).types.first else {
-                        throw BusError.decoding("array element \(contents)")
-                    }
-                    element = t
-                } catch let e as BusError { throw e } catch { throw .decoding("array element \(contents)") }
-                return .array(element: element, inner)
-            case "v":
-                guard inner.count == 1 else { throw .decoding("variant holds \(inner.count) values") }
-                return .variant(inner[0])
-            case "e":
-                guard inner.count == 2 else { throw .decoding("dict entry holds \(inner.count) values") }
-                return .dictEntry(key: inner[0], value: inner[1])
-            default:
-                return .structure(inner)
+        case UInt8(ascii: "a") where contents.map({ strcmp($0, "y") == 0 }) ?? false:
+            var p: UnsafeRawPointer? = nil
+            var size = 0
+            let r = sd_bus_message_read_array(m, CChar(UInt8(ascii: "y")), &p, &size)
+            // Read as any other array below when sd-bus will not hand the array out whole.
+            if r > 0 {
+                let bytes = p.map { UnsafeRawBufferPointer(start: $0, count: size) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
+                return .array(element: .byte, bytes.map { .byte($0) })
             }
+            return try container(m, code: code, contents: "y")
+        case UInt8(ascii: "a"), UInt8(ascii: "v"), UInt8(ascii: "r"), UInt8(ascii: "e"):
+            return try container(m, code: code, contents: contents.map { String(cString: $0) } ?? "")
         default:
-            throw .decoding("unknown type code \(scalar)")
+            throw .decoding("unknown type code \(Self.name(code))")
+        }
+    }
+
+    private static func name(_ code: UInt8) -> Character { Character(Unicode.Scalar(code)) }
+
+    private static func container(_ m: OpaquePointer, code: UInt8, contents: String) throws(BusError) -> DBusValue {
+        let type = CChar(bitPattern: code)
+        let r = contents.withCString { sd_bus_message_enter_container(m, type, $0) }
+        if r < 0 { throw .errno("enter \(name(code))\(contents)", -r) }
+        let inner = try readAll(m)
+        let x = sd_bus_message_exit_container(m)
+        if x < 0 { throw .errno("exit \(name(code))", -x) }
+        switch code {
+        case UInt8(ascii: "a"):
+            return .array(element: try elementType(contents), inner)
+        case UInt8(ascii: "v"):
+            guard inner.count == 1 else { throw .decoding("variant holds \(inner.count) values") }
+            return .variant(inner[0])
+        case UInt8(ascii: "e"):
+            guard inner.count == 2 else { throw .decoding("dict entry holds \(inner.count) values") }
+            return .dictEntry(key: inner[0], value: inner[1])
+        default:
+            return .structure(inner)
+        }
+    }
+
+    /// BlueZ's signals use a few element types over and over; the rest are parsed.
+    private static func elementType(_ contents: String) throws(BusError) -> DBusType {
+        switch contents {
+        case "y": return .byte
+        case "s": return .string
+        case "o": return .objectPath
+        case "{sv}": return .dictEntry(key: .string, value: .variant)
+        default:
+            do {
+                // Parsed as the array itself: a dict entry is only legal inside one.
+                guard case .array(let t)? = try DBusSignature(parsing: "a" + contents).types.first else {
+                    throw BusError.decoding("array element \(contents)")
+                }
+                return t
+            } catch let e as BusError { throw e } catch { throw .decoding("array element \(contents)") }
         }
     }
 }
