@@ -140,6 +140,8 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         queue.sync { registry.snapshot(connection, rssi: rssi.reading) }
     }
 
+    public var knownCount: Int { queue.sync { registry.knownCount } }
+
     public func scan(timeout: Double, found: @escaping @Sendable (DiscoveredDevice) -> Void,
                      finished: @escaping @Sendable (DeviceError?) -> Void) -> ScanHandle {
         let done = Once()

@@ -155,6 +155,9 @@ final class DeviceRegistry {
 
     // MARK: devices.list / devices.info
 
+    /// The `known` count of `snapshot`: every known address is in it.
+    var knownCount: Int { known.entries.count }
+
     func snapshot(_ connection: BlueZConnection, rssi: (SensorAddress) -> RSSIReading?) -> [DeviceInfo] {
         var addresses = Set(known.entries.keys)
         if let manager = connection.manager { addresses.formUnion(manager.links.keys) }

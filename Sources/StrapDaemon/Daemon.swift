@@ -184,7 +184,7 @@ public final class Daemon: @unchecked Sendable {
         let degraded = storeDegraded ?? storeStatus.degraded
         return DaemonStatus(version: Self.version, startedAt: startedAt,
                             mode: options.replay != nil ? "replay" : options.simulate != nil ? "simulate" : "bluetooth",
-                            connectedSensors: context.directory.connectedCount, knownSensors: context.devices.snapshot().filter(\.known).count,
+                            connectedSensors: context.directory.connectedCount, knownSensors: context.devices.knownCount,
                             sampleRate: rate.perSecond, pipeline: context.pipeline.counters, store: storeStatus,
                             degraded: degraded.map { "store: \($0)" } ?? bluetooth?.degraded.map { "bluetooth: \($0)" }, clients: frontEnd?.clientCount ?? 0,
                             liveSubscribers: context.live.subscriberCount, mqtt: mqttService?.publisher?.status)

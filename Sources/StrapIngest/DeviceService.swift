@@ -101,6 +101,13 @@ public protocol DeviceService: AnyObject, Sendable {
     /// What the service itself knows (BlueZ's view: paired, RSSI, services); the directory
     /// merges it with what the pipeline saw.
     func snapshot() -> [DeviceInfo]
+    /// How many devices are known (remembered for reconnects): the daemon's status line asks
+    /// every 2 s, and a whole `snapshot` for a count walked BlueZ's object mirror several times.
+    var knownCount: Int { get }
+}
+
+extension DeviceService {
+    public var knownCount: Int { snapshot().filter(\.known).count }
 }
 
 public final class ScanHandle: Sendable {
