@@ -20,11 +20,33 @@
 #       4 seconds of the idle window per side (default 20): sensors paused, links up, reader on
 #       5 strapd's notification path: empty for its default, acquire (AcquireNotify: a socket
 #         per characteristic instead of a D-Bus message per notification) or notify
+#       6 perf: profile each side over its window with `perf record -g` (an image built with
+#         LAB_EXTRA_PKGS=linux-perf); the reports go to OUT/{strapd,logger}-perf*.txt. The
+#         profiler's own cost lands in the measured CPU, so such a run gives the profile, not
+#         the figures.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20} NOTIFY=${5:-}
+SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20} NOTIFY=${5:-} PROFILE=${6:-}
+[ "$NOTIFY" = default ] && NOTIFY=
+if [ "$PROFILE" = perf ] && ! command -v perf > /dev/null; then
+	skip "perf is not in the image (build it with LAB_EXTRA_PKGS=linux-perf)"
+fi
+# profile_start NAME PID / profile_end NAME: perf over the measured window, reported in the guest
+# (where the binaries and their symbols are).
+profile_start() {
+	[ "$PROFILE" = perf ] || return 0
+	perf record -F 499 -g -p "$2" -o "/tmp/$1.perf.data" -- sleep "$SECS" > "$OUT/$1-perf-record.log" 2>&1 &
+	PERF_PID=$!
+}
+profile_end() {
+	[ "$PROFILE" = perf ] || return 0
+	wait "$PERF_PID" 2>/dev/null
+	perf report -i "/tmp/$1.perf.data" --stdio --no-children --sort dso,sym -g none > "$OUT/$1-perf-self.txt" 2>&1
+	perf report -i "/tmp/$1.perf.data" --stdio --children --sort sym -g none > "$OUT/$1-perf-children.txt" 2>&1
+	perf report -i "/tmp/$1.perf.data" --stdio --no-children --sort comm,dso -g none > "$OUT/$1-perf-dso.txt" 2>&1
+}
 daemon_require
 python3 -c 'import bleak' 2>/dev/null || skip "bleak is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
 # Discovered devices stay known until paired (strapd's turn scans all four before pairing any).
@@ -76,7 +98,9 @@ for i in 1 2 3 4; do
 	attach_step pair "${ADDR[s$i]}" "s$i-" && attach_step connect "${ADDR[s$i]}" "s$i-" || exit 1
 done
 step "strapd's turn: measuring ${SECS}s"
+profile_start strapd "$STRAPD_PID"
 python3 "$PY/procstat.py" "$STRAPD_PID" "$SECS" > "$OUT/strapd-stat.json"
+profile_end strapd
 kill -USR1 "$BUMBLE_PID"; sleep 3            # the sensors pause; strapd flushes its capture every 2 s
 python3 "$PY/procstat.py" "$STRAPD_PID" "$IDLE" > "$OUT/strapd-idle.json"   # the same, nothing to receive
 stop_pid "$LIVE_PID"
@@ -114,7 +138,9 @@ while [ ! -e /tmp/logger.ready ] && kill -0 "$LOGGER_PID" 2>/dev/null && [ $((SE
 [ -e /tmp/logger.ready ] || { check logger-subscribed FAIL "$(tail -5 "$OUT/logger.log")"; exit 1; }
 check logger-subscribed OK "4 sensors in $((SECONDS - t)) s"
 step "the logger's turn: measuring ${SECS}s"
+profile_start logger "$LOGGER_PID"
 python3 "$PY/procstat.py" "$LOGGER_PID" "$SECS" > "$OUT/logger-stat.json"
+profile_end logger
 kill -USR1 "$BUMBLE_PID"; sleep 3
 python3 "$PY/procstat.py" "$LOGGER_PID" "$IDLE" > "$OUT/logger-idle.json"
 stop_pid "$LOGGER_PID"
