@@ -32,6 +32,11 @@ public final class Daemon: @unchecked Sendable {
     private var recorderService: RecorderService?
     private var mqttService: MQTTService?
     private let environment: [String: String]
+    /// sd_notify reads NOTIFY_SOCKET from the process environment; the daemon only talks to
+    /// systemd when the environment it was started with names a socket. In production that is
+    /// the same thing; in the tests, daemons run in-process next to tests that point
+    /// NOTIFY_SOCKET at their own listener, which a daemon must not write into.
+    private var underSystemd: Bool { environment["NOTIFY_SOCKET"] != nil }
     /// Confined to `queue`.
     private var lastStatus = ""
     /// Status ticks so far (every 2 s), confined to `queue`.
@@ -103,8 +108,8 @@ public final class Daemon: @unchecked Sendable {
             ServiceSteps("pipeline", start: {}, stop: { [self] in flushPipeline() }),
             source,
             ServiceSteps("status", start: { [self] in statusTimer = makeStatusTimer() }, stop: { statusTimer?.cancel() }),
-            ServiceSteps("watchdog", start: {
-                watchdog = frontEnd.frontEnd.flatMap { WatchdogPinger(queue: $0.pipeline.queue) }
+            ServiceSteps("watchdog", start: { [underSystemd] in
+                watchdog = underSystemd ? frontEnd.frontEnd.flatMap { WatchdogPinger(queue: $0.pipeline.queue) } : nil
                 watchdog?.start()
             }, stop: { watchdog?.stop() }),
             ServiceSteps("signals", start: { [self] in
@@ -115,13 +120,17 @@ public final class Daemon: @unchecked Sendable {
             }, stop: { signals?.cancel() }),
             ServiceSteps("notifier", start: { [self] in
                 logger.notice("strapd \(Self.version) listening on \(frontEnd.activated ? "socket-activated fd" : c.daemon.socket), store \(c.daemon.stateDirectory)/store at anchor \(self.store?.latestAnchor ?? 0)")
-                _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
+                notifySystemd(.ready, .status(currentStatus().summary))
                 releaseCodePages(log: true)
-            }, stop: {
-                _ = try? SystemdNotifier.notify(.stopping)
+            }, stop: { [self] in
+                notifySystemd(.stopping)
             }),
         ]
         return services.compactMap { $0 }
+    }
+
+    private func notifySystemd(_ states: NotifyState...) {
+        if underSystemd { _ = try? SystemdNotifier.notify(states) }
     }
 
     /// Everything submitted is decoded, handed to live subscribers, stored and fsynced.
@@ -162,7 +171,7 @@ public final class Daemon: @unchecked Sendable {
         let summary = currentStatus().summary
         if summary != lastStatus {
             lastStatus = summary
-            SystemdNotifier.notifyInBackground(.status(summary))
+            if underSystemd { SystemdNotifier.notifyInBackground(.status(summary)) }
         }
     }
 
@@ -210,7 +219,7 @@ public final class Daemon: @unchecked Sendable {
     /// SIGHUP: re-reads the file and applies what can change without a restart (log level,
     /// access rules, per-device settings for new links); says what needs a restart.
     public func reload() {
-        _ = try? SystemdNotifier.notify(.reloading)
+        notifySystemd(.reloading)
         do {
             let parsed = try DaemonSetup.loadConfiguration(options)
             for w in parsed.warnings { logger.warning("\(w)") }
@@ -228,7 +237,7 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             logger.error("reload failed, keeping the running configuration: \(error)")
         }
-        _ = try? SystemdNotifier.notify(.ready, .status(currentStatus().summary))
+        notifySystemd(.ready, .status(currentStatus().summary))
     }
 
     /// Graceful stop: every service in reverse start order (`services`).
