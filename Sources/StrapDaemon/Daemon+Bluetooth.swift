@@ -14,7 +14,8 @@ extension BlueZDeviceService {
         // second thread (a futex wake and a context switch per notification, the largest
         // part of strapd's CPU at sensor rates; docs/benchmarks.md). Nothing on the ingest
         // queue waits for the bus queue (that would deadlock): the pipeline hands on by
-        // `async`, and its live subscribers only take locks or hop.
+        // `async`, and its live subscribers take locks, hop, or (the socket fan-out) wait for
+        // the server queue, which never waits for this one (docs/architecture.md).
         let service = BlueZDeviceService(settings: settings, logger: logger, target: pipeline.queue) { pipeline.submit($0) }
         let live = pipeline.live
         service.publishLinkQuality = { address, reading in

@@ -93,8 +93,15 @@ final class LiveFanout: @unchecked Sendable {
             defer { p.scheduled = true }
             return !p.scheduled
         }
-        // Every connection lives on the server's one queue: one task for all subscribers.
-        if schedule { queue.async { [self] in fanOut() } }
+        // Every connection lives on the server's one queue: one turn of it for all subscribers,
+        // taken on this thread (`sync`). An idle queue runs the turn right here; a hop (`async`)
+        // woke a Dispatch worker for every notification, the largest share of strapd's CPU in
+        // the lab's profile (docs/benchmarks.md). A busy queue makes this thread wait for its
+        // turn, which is one request's parsing or one reply's write: work that may take long
+        // (store scans, device snapshots, exports) runs on the router's worker, never on the
+        // server queue. The server queue in turn never waits on the pipeline's or the Bluetooth
+        // queue, which this thread may be holding (docs/architecture.md#queues-and-who-waits-on-whom).
+        if schedule { queue.sync { fanOut() } }
     }
 
     /// On the server queue.

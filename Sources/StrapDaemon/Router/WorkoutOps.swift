@@ -20,15 +20,20 @@ extension RequestRouter {
     func workoutCreate(_ request: Request, _ session: ClientSession, start: Bool) throws(WireError) {
         let params = try Params(request, allowed: ["session", "activityType", "locationType", "athlete", "devices", "metadata"])
         let service = try workouts
-        let connected = connectedDevices()
+        // Which sensors are connected is asked on the worker, with the rest: the answer comes
+        // from the Bluetooth queue, which the server queue must never wait on (the pipeline
+        // writes live events through the server queue while holding that one).
         if let id = try params.uuid("session") {
             guard params.object.count == 1 else { throw .bad("with \"session\", \(request.op) takes no configuration") }
             let name = start ? "start" : "prepare"
-            answer(request, session) { () throws(StrapError) in try Self.encode(service.command(name, id, connected: connected)) }
+            answer(request, session) { [self] () throws(StrapError) in
+                try Self.encode(service.command(name, id, connected: connectedDevices()))
+            }
             return
         }
         let configuration = try Self.configuration(params)
-        answer(request, session) { () throws(StrapError) in
+        answer(request, session) { [self] () throws(StrapError) in
+            let connected = connectedDevices()
             if start { return try Self.encode(service.start(configuration, connected: connected)) }
             let created = try service.create(configuration)
             return try Self.encode(service.command("prepare", created.session.id, connected: connected))
