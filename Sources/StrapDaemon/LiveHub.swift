@@ -20,8 +20,9 @@ public enum LiveEvent: Sendable {
 /// Live fan-out to the daemon's few in-process subscribers: the device directory and the
 /// router's `LiveFanout` (which serves every socket subscriber from the server queue). It
 /// delivers on the publisher's queue (the pipeline's) under a lock: a queue of its own cost a
-/// thread wake-up per notification. So each `deliver` must be quick and never block: the
-/// fan-out encodes and hands on, and bounds what waits for the sockets.
+/// thread wake-up per notification. So each `deliver` must be quick: the fan-out encodes and
+/// writes in a turn of the server queue taken on this thread, waiting at most for the turn in
+/// progress there (the server queue never waits on the publisher's; docs/architecture.md).
 public final class LiveHub: Sendable {
     private struct Registry {
         var subscribers: [Int: @Sendable ([LiveEvent]) -> Void] = [:]
