@@ -154,3 +154,26 @@ int cshims_timer_arm(int fd, int64_t nanoseconds) {
     };
     return timerfd_settime(fd, 0, &spec, NULL);
 }
+
+#include <sys/epoll.h>
+
+int cshims_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+int cshims_epoll_add_readable(int epfd, int fd, uint64_t token) {
+    struct epoll_event ev = { .events = EPOLLIN, .data.u64 = token };
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+int cshims_epoll_remove(int epfd, int fd) {
+    /* A non-null event: kernels before 2.6.9 required one, and it costs nothing. */
+    struct epoll_event ev = { 0 };
+    return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, &ev);
+}
+
+int cshims_epoll_wait_tokens(int epfd, uint64_t *tokens, int max, int timeout_ms) {
+    struct epoll_event events[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, events, max, timeout_ms);
+    for (int i = 0; i < n; i++) tokens[i] = events[i].data.u64;
+    return n;
+}

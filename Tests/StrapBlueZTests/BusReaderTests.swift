@@ -95,4 +95,53 @@ struct BusReaderTests {
         #expect(Self.wait { ended.load(ordering: .relaxed) })
         #expect(pumps.load(ordering: .relaxed) <= 1)
     }
+
+    /// An AcquireNotify socket watched by the reader: each datagram is read on the reader's
+    /// thread, through the bus queue, in order; once cancelled the watch never runs again and
+    /// the descriptor is closed, while the bus itself is still pumped.
+    @Test func watchedSocketsAreReadOnTheReadersThreadUntilCancelled() throws {
+        let (bus, busPeer) = try Self.socketPair()
+        defer { close(bus); close(busPeer) }
+        var pair: [Int32] = [-1, -1]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &pair) == 0)
+        let (notify, sensor) = (pair[0], pair[1])
+        defer { close(sensor) }
+        let queue = DispatchQueue(label: "bus-reader-watch")
+        let pumps = Atomic<Int>(0)
+        let reader = try #require(BusReader(fd: bus, queue: queue) {
+            var buffer = [UInt8](repeating: 0, count: 64)
+            while read(bus, &buffer, buffer.count) > 0 {}
+            pumps.add(1, ordering: .relaxed)
+        })
+        defer { reader.stop() }
+        let received = Mutex<[UInt8]>([])
+        let names = Mutex<Set<String>>([])
+        let watch = queue.sync {
+            ReadWatch(fd: notify, reader: reader, queue: queue) {
+                dispatchPrecondition(condition: .onQueue(queue))
+                var datagram: UInt8 = 0
+                while read(notify, &datagram, 1) == 1 { received.withLock { $0.append(datagram) } }
+                names.withLock { _ = $0.insert(Self.threadName()) }
+            }
+        }
+        #expect(queue.sync { watch.onReaderThread })
+        for value: UInt8 in 1...5 {
+            var v = value
+            #expect(write(sensor, &v, 1) == 1)
+            #expect(Self.wait { received.withLock { $0.count } == Int(value) }, "datagram \(value)")
+        }
+        #expect(received.withLock { $0 } == [1, 2, 3, 4, 5])
+        #expect(names.withLock { $0 } == ["strapd-bus"])
+        queue.sync { watch.cancel() }
+        // Closed: the sensor's end sees its peer gone.
+        var v: UInt8 = 6
+        let sent = send(sensor, &v, 1, Int32(MSG_NOSIGNAL))
+        let error = errno
+        #expect(sent == -1 && (error == EPIPE || error == ECONNRESET), "send after cancel: \(sent), errno \(error)")
+        // The bus is still read.
+        var byte: UInt8 = 1
+        _ = write(busPeer, &byte, 1)
+        #expect(Self.wait { pumps.load(ordering: .relaxed) >= 1 })
+        #expect(received.withLock { $0 } == [1, 2, 3, 4, 5])
+    }
 }

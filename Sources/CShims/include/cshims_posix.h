@@ -63,3 +63,12 @@ int cshims_name_this_thread(const char *name);
 int cshims_timer_create(void);
 /* A one-shot expiry `nanoseconds` from now (at least 1 ns: 0 would disarm). */
 int cshims_timer_arm(int fd, int64_t nanoseconds);
+
+/* epoll(7) with a 64-bit token per descriptor instead of the event struct, which glibc
+   declares packed on x86-64 (its layout is then the C compiler's business, not Swift's).
+   epoll_create1(EPOLL_CLOEXEC); level-triggered EPOLLIN registration; removal; and a wait
+   that fills `tokens` with up to `max` ready tokens (the count, or -1 with errno). */
+int cshims_epoll_create(void);
+int cshims_epoll_add_readable(int epfd, int fd, uint64_t token);
+int cshims_epoll_remove(int epfd, int fd);
+int cshims_epoll_wait_tokens(int epfd, uint64_t *tokens, int max, int timeout_ms);

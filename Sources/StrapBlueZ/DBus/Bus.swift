@@ -105,6 +105,12 @@ public final class Bus: @unchecked Sendable {
         group.notify(queue: .global()) { sd_bus_flush_close_unref(handle.raw) }
     }
 
+    /// On the queue: runs `ready` on the queue whenever `fd` is readable, on the bus's reader
+    /// thread when it has one; the watch owns `fd` and closes it when cancelled.
+    func watchReadable(_ fd: Int32, ready: @escaping @Sendable () -> Void) -> ReadWatch {
+        ReadWatch(fd: fd, reader: isOpen ? reader : nil, queue: queue, ready: ready)
+    }
+
     // MARK: Event loop
 
     private func attach() {

@@ -3,28 +3,47 @@ import Glibc
 import StrapOS
 import Synchronization
 
-/// The bus connection's read side on a thread of its own: it sleeps in `poll` on the bus
-/// socket and, when a message is there, runs the bus's `pump` on the bus queue through
+/// The bus connection's read side on a thread of its own: it sleeps in `epoll_wait` on the
+/// bus socket and, when a message is there, runs the bus's `pump` on the bus queue through
 /// `queue.sync` (on this thread, when the queue is idle). A Dispatch read source for the same
 /// job woke libdispatch's manager thread, which then woke a worker to run the handler: two
 /// wake-ups per D-Bus message, and with BlueZ's StartNotify every notification is one
-/// (docs/benchmarks.md, "strapd beside a bleak logger"). A pipe wakes the thread to end.
+/// (docs/benchmarks.md, "strapd beside a bleak logger"). The same thread watches the
+/// AcquireNotify sockets (`watch`), whose every datagram is a notification. A pipe wakes the
+/// thread to end.
 final class BusReader: @unchecked Sendable {
     private let busFD: Int32
+    private let epoll: Epoll
     /// A pipe: its write end wakes the thread to end.
     private let wakeFD: Int32
     private let wakeWriteFD: Int32
     private let stopped = Atomic<Bool>(false)
     private let exited = DispatchSemaphore(value: 0)
+    /// What runs, on the bus queue, for each watched descriptor's token. Changed on the bus
+    /// queue and read there too (inside `queue.sync`), so a watch removed on the queue never
+    /// runs again, even when its token was already in hand: tokens are never reused.
+    private let watches = Mutex<[UInt64: @Sendable () -> Void]>([:])
+    private let nextToken = Atomic<UInt64>(Token.firstWatch)
 
-    /// Nil when no pipe or thread could be made (the caller falls back to a read source).
+    private enum Token {
+        static let bus: UInt64 = 0
+        static let wake: UInt64 = 1
+        static let firstWatch: UInt64 = 2
+    }
+
+    /// Nil when no epoll set, pipe or thread could be made (the caller falls back to a read
+    /// source).
     init?(fd: Int32, queue: DispatchQueue, pump: @escaping @Sendable () -> Void) {
         busFD = fd
+        guard let epoll = try? Epoll() else { return nil }
+        self.epoll = epoll
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { return nil }
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         wakeFD = ends[0]
         wakeWriteFD = ends[1]
+        guard (try? epoll.addReadable(fd, token: Token.bus)) != nil,
+              (try? epoll.addReadable(wakeFD, token: Token.wake)) != nil else { return nil }
         let started = DetachedThread.spawn(name: "strapd-bus") { [self] in
             run(queue: queue, pump: pump)
         }
@@ -32,21 +51,46 @@ final class BusReader: @unchecked Sendable {
     }
 
     private func run(queue: DispatchQueue, pump: @escaping @Sendable () -> Void) {
-        var fds = [pollfd(fd: busFD, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
+        var tokens = [UInt64](repeating: 0, count: 16)
         while !stopped.load(ordering: .acquiring) {
-            fds[0].revents = 0
-            fds[1].revents = 0
-            let r = poll(&fds, 2, -1)
-            // Not a reason to stop reading the bus: EINTR, or ENOMEM for a moment.
-            if r < 0 {
-                if errno != EINTR { usleep(10_000) }
+            let n: Int
+            do { n = try epoll.wait(into: &tokens) } catch {
+                // Not a reason to stop reading the bus: ENOMEM for a moment.
+                usleep(10_000)
                 continue
             }
             if stopped.load(ordering: .acquiring) { break }
-            if fds[0].revents != 0 { queue.sync { pump() } }
+            if n == 0 { continue }
+            let ready = tokens[0..<n]
+            queue.sync {
+                for token in ready {
+                    if token == Token.bus {
+                        pump()
+                    } else if token != Token.wake, let handler = watches.withLock({ $0[token] }) {
+                        handler()
+                    }
+                }
+            }
         }
         exited.signal()
+    }
+
+    /// On the bus queue: runs `ready` there whenever `fd` is readable (level-triggered: until
+    /// it is drained). Returns the token for `unwatch`, or nil when epoll refused the fd.
+    func watch(_ fd: Int32, ready: @escaping @Sendable () -> Void) -> UInt64? {
+        let token = nextToken.add(1, ordering: .relaxed).oldValue
+        watches.withLock { $0[token] = ready }
+        do { try epoll.addReadable(fd, token: token) } catch {
+            watches.withLock { $0[token] = nil }
+            return nil
+        }
+        return token
+    }
+
+    /// On the bus queue, before `fd` is closed: its handler never runs again.
+    func unwatch(_ fd: Int32, token: UInt64) {
+        try? epoll.remove(fd)
+        watches.withLock { $0[token] = nil }
     }
 
     /// Wakes the thread to end; it no longer pumps once it sees this.

@@ -7,11 +7,13 @@ import StrapOS
 final class NotifySocket: @unchecked Sendable {
     private let fd: Int32
     private let mtu: Int
-    private var source: DispatchSourceRead?
+    /// Confined to the bus queue.
+    private var watch: ReadWatch?
     private let onData: ([UInt8]) -> Void
     private let onClose: () -> Void
 
-    init(fd: Int32, mtu: UInt16, queue: DispatchQueue, onData: @escaping ([UInt8]) -> Void, onClose: @escaping () -> Void) {
+    /// On the bus queue; the socket owns `fd` from here on.
+    init(fd: Int32, mtu: UInt16, bus: Bus, onData: @escaping ([UInt8]) -> Void, onClose: @escaping () -> Void) {
         self.fd = fd
         // BlueZ's MTU counts the 3-byte ATT header; a datagram never exceeds it.
         self.mtu = max(Int(mtu), 23)
@@ -19,17 +21,18 @@ final class NotifySocket: @unchecked Sendable {
         self.onClose = onClose
         // Reads below see EAGAIN, not a wait, once the socket is drained.
         try? FileDescriptor(rawValue: fd).setNonBlocking()
-        let s = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        s.setEventHandler { @Sendable [weak self] in self?.drain() }
-        s.setCancelHandler { @Sendable in _ = Glibc.close(fd) }
-        source = s
-        s.resume()
+        watch = bus.watchReadable(fd) { [weak self] in self?.drain() }
     }
+
+    /// Whether the bus's reader thread reads it (tests).
+    var onReaderThread: Bool { watch?.onReaderThread ?? false }
 
     private func drain() {
         var buffer = [UInt8](repeating: 0, count: mtu)
         let descriptor = FileDescriptor(rawValue: fd)
-        while true {
+        // Until drained, or cancelled meanwhile (by whatever `onData` set off): the fd is
+        // closed then, and its number may already be another's.
+        while watch != nil {
             // One datagram per read; 0 (end of file) or an error means BlueZ released it.
             let got = buffer.withUnsafeMutableBytes { raw in try? Syscalls.live.read(descriptor, into: raw) }
             switch got {
@@ -45,10 +48,11 @@ final class NotifySocket: @unchecked Sendable {
         }
     }
 
+    /// On the bus queue: stops reading and closes the socket.
     func cancel() {
-        source?.cancel()
-        source = nil
+        watch?.cancel()
+        watch = nil
     }
 
-    deinit { source?.cancel() }
+    deinit { watch?.cancel() }
 }

@@ -337,7 +337,7 @@ public final class SensorLink: @unchecked Sendable {
                     switch result {
                     case .success(let r):
                         let uuid = c.uuid
-                        self.sockets[c.path] = NotifySocket(fd: r.fd, mtu: r.mtu, queue: self.client.queue,
+                        self.sockets[c.path] = NotifySocket(fd: r.fd, mtu: r.mtu, bus: self.client.bus,
                             onData: { [weak self] bytes in self?.deliver(uuid: uuid, value: bytes) },
                             onClose: { [weak self] in
                                 guard let self, self.epoch == current else { return }
