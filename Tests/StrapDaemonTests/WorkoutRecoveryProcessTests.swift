@@ -76,15 +76,29 @@ import Testing
         #expect(try c.call(#"{"id":7,"op":"workout.resume","session":"\#(id)"}"#).isOK)
         let (resumed, _) = try follower.read { $0.event == "state" }
         #expect(resumed.data.string("to") == "running")
-        usleep(1_500_000)
+        // Until the new life has counted heart rate of its own (a fixed 1.5 s was too short
+        // under AddressSanitizer on a loaded machine: the restarted simulator's sensors had
+        // not delivered yet). Bounded, for a failure to end.
+        let countedBefore = st1["heartRateSamples"]
+        for _ in 0..<100 {
+            let now = try c.call(#"{"id":7,"op":"workout.get","session":"\#(id)"}"#)
+            if let (_, st) = session(now), st["heartRateSamples"] != countedBefore { break }
+            usleep(200_000)
+        }
         let ended = try c.call(#"{"id":8,"op":"workout.end","session":"\#(id)"}"#)
         guard case .object(let w)? = ended.result["workout"], let uuid = w.string("uuid") else { Issue.record("\(ended)"); return }
-        // Its samples come from both lives of the daemon.
-        let samples = try c.call(#"{"id":9,"op":"samples.query","types":["heartRate"],"predicate":{"workout":"\#(uuid)"}}"#)
-        let starts = samples.result.objects("samples").compactMap { $0.string("start") }.compactMap { s -> Date? in
-            let f = ISO8601DateFormatter()
-            f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            return f.date(from: s)
+        // Its samples come from both lives of the daemon. Queries see durable samples only, so
+        // the newest appear once the store's sync interval has passed: asked again until then.
+        var starts: [Date] = []
+        for _ in 0..<50 {
+            let samples = try c.call(#"{"id":9,"op":"samples.query","types":["heartRate"],"predicate":{"workout":"\#(uuid)"}}"#)
+            starts = samples.result.objects("samples").compactMap { $0.string("start") }.compactMap { s -> Date? in
+                let f = ISO8601DateFormatter()
+                f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+                return f.date(from: s)
+            }
+            if starts.contains(where: { $0 > killedAt }) { break }
+            usleep(200_000)
         }
         #expect(starts.contains { $0 < killedAt } && starts.contains { $0 > killedAt }, "\(starts.count) samples")
         daemon.signal(SIGTERM)
