@@ -20,25 +20,38 @@ public enum CaptureFormat {
     }
 
     public static func line(_ event: SensorEvent) -> String {
-        var fields: [(String, String)] = [
-            ("t", quote(Timestamp.string(event.time.wall))),
-            // Microseconds are plenty for receive times and survive any JSON reader's doubles.
-            ("mono", micros(event.time.monotonic)),
-            ("device", quote(event.address)),
-        ]
+        var bytes: [UInt8] = []
+        append(event, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The line's bytes, without the newline, appended to `out`: `--record` writes one per
+    /// notification on the ingest thread, and building it from strings (fields, quoting,
+    /// joining) was an eighth of strapd's CPU in the lab's profile (docs/benchmarks.md).
+    public static func append(_ event: SensorEvent, into out: inout [UInt8]) {
+        out.append(contentsOf: #"{"t":""#.utf8)
+        out.append(contentsOf: Timestamp.string(event.time.wall).utf8)
+        // Microseconds are plenty for receive times and survive any JSON reader's doubles.
+        out.append(contentsOf: #"","mono":"#.utf8)
+        appendMicros(event.time.monotonic, into: &out)
+        out.append(contentsOf: #","device":"#.utf8)
+        appendQuoted(event.address, into: &out)
         switch event {
         case let .notification(_, c, value, _), let .read(_, c, value, _):
-            fields.append(("event", quote(event.isRead ? "read" : "notification")))
-            fields.append(("characteristic", quote(hex16(c.rawValue))))
-            fields.append(("hex", quote(value.map(hex8).joined())))
+            out.append(contentsOf: (event.isRead ? #","event":"read","characteristic":""# : #","event":"notification","characteristic":""#).utf8)
+            appendHex(UInt8(c.rawValue >> 8), into: &out)
+            appendHex(UInt8(c.rawValue & 0xFF), into: &out)
+            out.append(contentsOf: #"","hex":""#.utf8)
+            for b in value { appendHex(b, into: &out) }
+            out.append(UInt8(ascii: "\""))
         case let .linkUp(_, name, _):
-            fields.append(("event", quote("linkUp")))
-            fields.append(("name", quote(name)))
+            out.append(contentsOf: #","event":"linkUp","name":"#.utf8)
+            appendQuoted(name, into: &out)
         case let .linkDown(_, reason, _):
-            fields.append(("event", quote("linkDown")))
-            fields.append(("reason", quote(reason)))
+            out.append(contentsOf: #","event":"linkDown","reason":"#.utf8)
+            appendQuoted(reason, into: &out)
         }
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        out.append(UInt8(ascii: "}"))
     }
 
     public static func parse(_ text: Substring, lineNumber: Int) throws(Error) -> SensorEvent {
@@ -69,28 +82,55 @@ public enum CaptureFormat {
 
     /// Seconds with six decimals, like printf's %.6f (which needs Foundation's String(format:)).
     static func micros(_ seconds: Double) -> String {
-        guard seconds.isFinite else { return "0.000000" }
-        let total = Int64((abs(seconds) * 1_000_000).rounded())
-        let fraction = String(total % 1_000_000)
-        return (seconds < 0 && total > 0 ? "-" : "") + String(total / 1_000_000) + "."
-            + String(repeating: "0", count: 6 - fraction.count) + fraction
+        var out: [UInt8] = []
+        appendMicros(seconds, into: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for ch in s.unicodeScalars {
-            switch ch {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where ch.value < 0x20: out += "\\u00" + hex8(UInt8(ch.value))
-            default: out.unicodeScalars.append(ch)
+    static func appendMicros(_ seconds: Double, into out: inout [UInt8]) {
+        guard seconds.isFinite else { out.append(contentsOf: "0.000000".utf8); return }
+        let total = Int64((abs(seconds) * 1_000_000).rounded())
+        if seconds < 0 && total > 0 { out.append(UInt8(ascii: "-")) }
+        appendDecimal(UInt64(total / 1_000_000), into: &out)
+        out.append(UInt8(ascii: "."))
+        var fraction = total % 1_000_000
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &digits) { d in
+            for i in stride(from: 5, through: 0, by: -1) {
+                d[i] = UInt8(ascii: "0") + UInt8(fraction % 10)
+                fraction /= 10
+            }
+            out.append(contentsOf: d)
+        }
+    }
+
+    private static func appendDecimal(_ value: UInt64, into out: inout [UInt8]) {
+        if value >= 10 { appendDecimal(value / 10, into: &out) }
+        out.append(UInt8(ascii: "0") + UInt8(value % 10))
+    }
+
+    /// JSON string with `"`, `\` and control characters (as `\u00XX`) escaped.
+    static func appendQuoted(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0..<0x20:
+                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                appendHex(b, into: &out)
+            default: out.append(b)
             }
         }
-        return out + "\""
+        out.append(UInt8(ascii: "\""))
     }
 
-    static func hex8(_ b: UInt8) -> String { (b < 16 ? "0" : "") + String(b, radix: 16) }
-    static func hex16(_ v: UInt16) -> String { hex8(UInt8(v >> 8)) + hex8(UInt8(v & 0xFF)) }
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+
+    static func appendHex(_ b: UInt8, into out: inout [UInt8]) {
+        out.append(hexDigits[Int(b >> 4)])
+        out.append(hexDigits[Int(b & 0xF)])
+    }
 
     static func bytes(_ hex: String) -> [UInt8]? {
         let digits = Array(hex.utf8)

@@ -24,9 +24,9 @@ public final class Recorder: @unchecked Sendable {
     }
 
     public func record(_ event: SensorEvent) {
-        let line = CaptureFormat.line(event) + "\n"
         let full = pending.withLock { buffer in
-            buffer.append(contentsOf: line.utf8)
+            CaptureFormat.append(event, into: &buffer)
+            buffer.append(UInt8(ascii: "\n"))
             return buffer.count >= Self.writeAt
         }
         if full { queue.async { [self] in writeOut() } }

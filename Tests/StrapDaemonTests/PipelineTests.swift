@@ -288,6 +288,21 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         }
     }
 
+    /// The exact text docs/capture-format.md shows, for each kind of event: captures written by
+    /// earlier versions and by this one read the same.
+    @Test func captureLinesAreTheDocumentedText() {
+        let t = ReceiveTime(wall: 1_764_446_401_250, monotonic: 1.25)
+        #expect(CaptureFormat.line(.notification("5E:1A:00:00:48:00", .heartRateMeasurement, [0x16, 0x4A, 0x3E, 0x03], t))
+                == #"{"t":"2025-11-29T20:00:01.250Z","mono":1.250000,"device":"5E:1A:00:00:48:00","event":"notification","characteristic":"2a37","hex":"164a3e03"}"#)
+        #expect(CaptureFormat.line(.read("A", .batteryLevel, [0x5F], t))
+                == #"{"t":"2025-11-29T20:00:01.250Z","mono":1.250000,"device":"A","event":"read","characteristic":"2a19","hex":"5f"}"#)
+        #expect(CaptureFormat.line(.linkUp("A", name: "Polar H10", ReceiveTime(wall: 0, monotonic: 0)))
+                == #"{"t":"1970-01-01T00:00:00.000Z","mono":0.000000,"device":"A","event":"linkUp","name":"Polar H10"}"#)
+        #expect(CaptureFormat.line(.linkDown("A", reason: "connection timeout (0x08)", ReceiveTime(wall: 0, monotonic: 9.5)))
+                == #"{"t":"1970-01-01T00:00:00.000Z","mono":9.500000,"device":"A","event":"linkDown","reason":"connection timeout (0x08)"}"#)
+        #expect(CaptureFormat.line(.notification("A", .cscMeasurement, [], t)).hasSuffix(#""characteristic":"2a5b","hex":""}"#))
+    }
+
     @Test func captureMonotonicTimesKeepSixDecimals() {
         #expect(CaptureFormat.micros(1.25) == "1.250000")
         #expect(CaptureFormat.micros(0) == "0.000000")
