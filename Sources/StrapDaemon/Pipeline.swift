@@ -126,7 +126,7 @@ public final class Pipeline: @unchecked Sendable {
     /// More behind us: hand on after them, so a burst goes on in one piece.
     private func turnEnded(processed: Int) {
         if inFlight.subtract(processed, ordering: .relaxed).newValue == 0 {
-            handOff()
+            handOff(idle: true)
         } else if !handOffScheduled && !(out.samples.isEmpty && outLive.isEmpty) {
             handOffScheduled = true
             queue.async { [self] in handOff() }
@@ -193,15 +193,16 @@ public final class Pipeline: @unchecked Sendable {
         if out.samples.count >= 4096 || outLive.count >= 4096 { handOff() }
     }
 
-    /// Live first: the store stage may append a sparse batch on this thread, disk included.
-    private func handOff() {
+    /// Live first: the store stage may append the batch on this thread, disk included (always
+    /// when sparse; when `idle`, nothing else in flight, unless every append is synced).
+    private func handOff(idle: Bool = false) {
         handOffScheduled = false
         if !outLive.isEmpty {
             publishLive()
             outLive.removeAll(keepingCapacity: true)
         }
         if !out.samples.isEmpty {
-            storeStage.enqueue(out.samples)
+            storeStage.enqueue(out.samples, callerIdle: idle)
             out.samples = []
             // A buffer the store is done with: its samples are released here, where they were
             // made (docs/architecture.md#the-pipeline).

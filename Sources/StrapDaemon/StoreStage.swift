@@ -47,6 +47,7 @@ public final class StoreStage: @unchecked Sendable {
     let sparseGap: UInt64 = 100_000_000
     /// Confined to the caller of `enqueue` (the ingest queue).
     private var lastEnqueue: UInt64 = 0
+    private var syncsEveryAppend: Bool { store.config.sync == .always }
     /// Samples dropped (the oldest, beyond `maxPending`) since the current degradation began.
     private var lostAtDegradation = 0
 
@@ -66,12 +67,14 @@ public final class StoreStage: @unchecked Sendable {
         self.retryInterval = retryInterval
     }
 
-    func enqueue(_ samples: [Sample]) {
+    /// `callerIdle`: the ingest queue has nothing else in flight (it hands on because its last
+    /// event is done, not in the middle of a burst).
+    func enqueue(_ samples: [Sample], callerIdle: Bool = false) {
         let now = DispatchTime.now().uptimeNanoseconds
         let sparse = now &- lastEnqueue >= sparseGap
         lastEnqueue = now
-        if backlog.add(samples.count, ordering: .relaxed).newValue == samples.count && sparse
-            && !failing.load(ordering: .relaxed) && appendHere(samples) {
+        if backlog.add(samples.count, ordering: .relaxed).newValue == samples.count && (sparse || callerIdle && !syncsEveryAppend)
+            && !failing.load(ordering: .relaxed) && appendHere(samples, deferSync: !sparse) {
             return
         }
         queue.async { [self] in
@@ -94,23 +97,28 @@ public final class StoreStage: @unchecked Sendable {
     /// caller's thread, through `queue.sync`: its sync is due at once anyway (the store syncs
     /// an append that comes an interval after the last on the appending thread), so the hop to
     /// a worker bought only a wake-up, and at sensor rates that was a fifth of an idle daemon's
-    /// CPU (docs/benchmarks.md). Denser batches hop as before, so under load the ingest queue
-    /// never waits for the disk. False when the batch was not taken.
-    private func appendHere(_ samples: [Sample]) -> Bool {
+    /// CPU (docs/benchmarks.md). So is a denser batch while the ingest queue has nothing else
+    /// to do and the store does not sync every append (`sync = always`): the append is then a
+    /// write into the page cache, and a hop per notification was the last worker wake-up on
+    /// the notification path in the lab's profile. In a burst, or with `always`, batches hop
+    /// as before, so the ingest queue never waits for the disk while it has work, and appends
+    /// that queue up behind a sync go to the disk together. False when the batch was not taken.
+    /// `deferSync`: a dense batch; its sync, even when due, is the syncer thread's.
+    private func appendHere(_ samples: [Sample], deferSync: Bool) -> Bool {
         queue.sync {
             guard pending.isEmpty, !flushScheduled, !retryScheduled else { return false }
             pending = [samples]
             pendingSamples = samples.count
-            flush()
+            flush(deferSync: deferSync)
             return true
         }
     }
 
-    private func flush() {
+    private func flush(deferSync: Bool = false) {
         flushScheduled = false
         guard !pending.isEmpty else { return }
         do {
-            try store.appendBatches(pending)
+            try store.appendBatches(pending, deferSync: deferSync)
             let written = pendingSamples
             backlog.subtract(written, ordering: .relaxed)
             handBack()

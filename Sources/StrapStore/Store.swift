@@ -58,20 +58,22 @@ public final class Store: Sendable {
 
     deinit { syncer?.stop(wait: false) }
 
-    /// After an append with `sync = interval`. Appends sparser than the interval (a few
-    /// sensors at 1 Hz) are synced right here, on the appending thread: the interval has
-    /// already passed since the last sync, and handing the fdatasync to the syncer thread
-    /// only added two thread wake-ups to it. Denser appends arm the syncer, which syncs them
-    /// together one interval after the first.
     static func monotonicNanos() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    private func scheduleSync() {
+    /// After an append with `sync = interval`. Appends sparser than the interval (a few
+    /// sensors at 1 Hz) are synced right here, on the appending thread: the interval has
+    /// already passed since the last sync, and handing the fdatasync to the syncer thread
+    /// only added two thread wake-ups to it. Denser appends arm the syncer, which syncs them
+    /// together one interval after the first; so does every append made with `deferSync`
+    /// (a caller that must not wait for the disk), which keeps the same bound: nothing
+    /// waits longer than one interval for its sync.
+    private func scheduleSync(deferred: Bool = false) {
         guard let syncer else { return }
-        if Self.monotonicNanos() - lastSync.load(ordering: .relaxed) >= syncer.intervalNanos || !syncer.arm() {
+        if !deferred && Self.monotonicNanos() - lastSync.load(ordering: .relaxed) >= syncer.intervalNanos || !syncer.arm() {
             try? sync()
         }
     }
@@ -103,9 +105,11 @@ public final class Store: Sendable {
     /// Appends batches in order as one write, all or none, without building one array of them.
     /// Returns the first anchor assigned.
     @discardableResult
-    public func appendBatches(_ batches: [[Sample]]) throws(StrapError) -> UInt64 {
+    /// `deferSync`: with `sync = interval`, leave the sync to the syncer thread even when it is
+    /// due (`always` syncs regardless, `none` never).
+    public func appendBatches(_ batches: [[Sample]], deferSync: Bool = false) throws(StrapError) -> UInt64 {
         let first = try onWriter { w throws(StrapError) in try w.append(batches: batches) }
-        if config.sync == .always { try sync() } else { scheduleSync() }
+        if config.sync == .always { try sync() } else { scheduleSync(deferred: deferSync) }
         return first
     }
 

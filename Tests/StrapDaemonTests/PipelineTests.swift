@@ -219,6 +219,35 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
                 + heartRates(2, from: 1_700_000_200_000).map(\.start))
     }
 
+    /// A batch right behind another is appended on the caller's thread too when the caller has
+    /// nothing else in flight, unless the store syncs every append: with `always` it takes the
+    /// stage's queue, so the ingest thread never waits for an fsync while appends can group.
+    @Test(arguments: [SyncPolicy.none, .interval(3600), .always])
+    func aDenseBatchFromAnIdleCallerIsStoredBeforeEnqueueReturnsUnlessEveryAppendSyncs(_ sync: SyncPolicy) throws {
+        let store = try Store.open(StoreConfig(directory: temporaryDirectory(), sync: sync))
+        defer { store.close() }
+        let stage = StoreStage(store: store)
+        stage.enqueue(heartRates(3), callerIdle: true)
+        try stage.flushAndSync()
+        #expect(store.latestAnchor == 3)
+        // Right behind it (well within the sparse gap), from an idle caller.
+        stage.enqueue(heartRates(4, from: 1_700_000_100_000), callerIdle: true)
+        switch sync {
+        case .always:
+            #expect(try waitFor { store.latestAnchor == 7 })
+        case .none:
+            // Readers see what is written: appended before enqueue returned.
+            #expect(store.latestAnchor == 7)
+        case .interval:
+            // The append's sync is the syncer thread's (an hour away here): durability is asked
+            // for explicitly, and covers only what was appended when it is asked.
+            try store.sync()
+            #expect(store.latestAnchor == 7)
+        }
+        let starts = try store.anchored(anchor: 0, limit: 100).added.compactMap(\.sample).map(\.start)
+        #expect(starts == heartRates(3).map(\.start) + heartRates(4, from: 1_700_000_100_000).map(\.start))
+    }
+
     /// The simulator's `submitHere`: with nothing in flight the batch is decoded on the
     /// caller's thread (counted when the call returns), and its samples are the same as
     /// through `submit`.

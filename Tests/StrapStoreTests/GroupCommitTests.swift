@@ -19,6 +19,23 @@ import StrapModel
         }
     }
 
+    /// An append after the interval has passed is synced on the appending thread (durable on
+    /// return); with `deferSync` (the ingest thread in a run of notifications) the sync is the
+    /// syncer thread's, still within the interval.
+    @Test func aDeferredSyncIsLeftToTheSyncerAndStillComesWithinTheInterval() throws {
+        let dir = TempDir("deferred")
+        let store = try Store.open(config(dir, sync: .interval(1)))
+        defer { store.close() }
+        let first = try store.appendBatch(Fixtures.heartRate(count: 10, start: Fixtures.t0))
+        #expect(store.latestAnchor == first + 9, "synced on the appending thread")
+        usleep(1_100_000)  // the interval passes: the next append's sync is due
+        let second = try store.appendBatches([Fixtures.heartRate(count: 5, start: Fixtures.t0 + 60_000, offset: 10)], deferSync: true)
+        #expect(store.latestAnchor == first + 9, "a deferred sync ran on the appending thread")
+        var waited = 0
+        while store.latestAnchor < second + 4, waited < 1000 { usleep(10_000); waited += 1 }
+        #expect(store.latestAnchor == second + 4, "the syncer did not sync the deferred append")
+    }
+
     /// Several threads appending with `sync = always`: every append returns durable anchors,
     /// anchors are unique and dense, and a reader sees each one as soon as append returned.
     @Test func concurrentAlwaysAppendersAreDurableOnReturn() async throws {
