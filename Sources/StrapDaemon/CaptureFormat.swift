@@ -30,7 +30,7 @@ public enum CaptureFormat {
     /// joining) was an eighth of strapd's CPU in the lab's profile (docs/benchmarks.md).
     public static func append(_ event: SensorEvent, into out: inout [UInt8]) {
         out.append(contentsOf: #"{"t":""#.utf8)
-        out.append(contentsOf: Timestamp.string(event.time.wall).utf8)
+        RFC3339Timestamp.append(millisecondsSinceEpoch: event.time.wall, into: &out)
         // Microseconds are plenty for receive times and survive any JSON reader's doubles.
         out.append(contentsOf: #"","mono":"#.utf8)
         appendMicros(event.time.monotonic, into: &out)
@@ -112,14 +112,21 @@ public enum CaptureFormat {
     /// JSON string with `"`, `\` and control characters (as `\u00XX`) escaped.
     static func appendQuoted(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0..<0x20:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-                appendHex(b, into: &out)
-            default: out.append(b)
+        var s = s
+        s.withUTF8 { bytes in
+            // Addresses and names almost never need an escape: copied whole.
+            guard bytes.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return out.append(contentsOf: bytes)
+            }
+            for b in bytes {
+                switch b {
+                case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0..<0x20:
+                    out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
+                    appendHex(b, into: &out)
+                default: out.append(b)
+                }
             }
         }
         out.append(UInt8(ascii: "\""))
@@ -154,6 +161,5 @@ extension SensorEvent {
 
 /// RFC 3339 UTC with milliseconds (the capture and the socket protocol share the format).
 enum Timestamp {
-    static func string(_ ms: Millis) -> String { RFC3339Timestamp.format(millisecondsSinceEpoch: ms) }
     static func parse(_ s: String) -> Millis? { try? RFC3339Timestamp.parse(s) }
 }

@@ -33,9 +33,9 @@ public enum SampleJSON {
         out.append(contentsOf: #","unit":"#.utf8)
         JSONWriter.writeString(s.type.unit, into: &out)
         out.append(contentsOf: #","start":""#.utf8)
-        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.start).utf8)
+        RFC3339Timestamp.append(millisecondsSinceEpoch: s.start, into: &out)
         out.append(contentsOf: #"","end":""#.utf8)
-        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.end).utf8)
+        RFC3339Timestamp.append(millisecondsSinceEpoch: s.end, into: &out)
         out.append(contentsOf: #"","device":"#.utf8)
         appendDevice(s.device, into: &out)
         out.append(contentsOf: #","metadata":{"#.utf8)
@@ -56,18 +56,7 @@ public enum SampleJSON {
     }
 
     public static func appendDevice(_ d: Device, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"id":"#.utf8)
-        JSONWriter.writeString(d.id, into: &out)
-        out.append(contentsOf: #","address":"#.utf8)
-        JSONWriter.writeString(d.address, into: &out)
-        out.append(contentsOf: #","name":"#.utf8)
-        JSONWriter.writeString(d.name, into: &out)
-        for (key, value) in [("manufacturer", d.manufacturer), ("model", d.model), ("serial", d.serial), ("firmware", d.firmware)] {
-            guard let value else { continue }
-            out.append(contentsOf: ",\"\(key)\":".utf8)
-            JSONWriter.writeString(value, into: &out)
-        }
-        out.append(UInt8(ascii: "}"))
+        out.append(contentsOf: d.json)
     }
 
     public static func append(_ d: DeletedObject, into out: inout [UInt8]) {

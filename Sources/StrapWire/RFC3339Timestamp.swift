@@ -17,6 +17,25 @@ public enum RFC3339Timestamp {
     /// Formats as UTC with exactly three fraction digits. Values outside the four-digit
     /// year range are clamped to it.
     public static func format(millisecondsSinceEpoch ms: Int64) -> String {
+        String(unsafeUninitializedCapacity: length) { buf in
+            write(ms, to: buf)
+            return length
+        }
+    }
+
+    /// The same 24 bytes appended to `out`, without a `String` in between (the live and
+    /// anchored encoders write two per sample).
+    public static func append(millisecondsSinceEpoch ms: Int64, into out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buf in
+            write(ms, to: buf)
+            out.append(contentsOf: buf)
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS.mmmZ`
+    private static let length = 24
+
+    private static func write(_ ms: Int64, to buf: UnsafeMutableBufferPointer<UInt8>) {
         let clamped = min(max(ms, minimumMilliseconds), maximumMilliseconds)
         let (days, msOfDay) = floorDivMod(clamped, 86_400_000)
         let (year, month, day) = civil(fromDays: days)
@@ -24,23 +43,20 @@ public enum RFC3339Timestamp {
         let minute = Int(msOfDay / 60_000 % 60)
         let second = Int(msOfDay / 1000 % 60)
         let milli = Int(msOfDay % 1000)
-        return String(unsafeUninitializedCapacity: 24) { buf in
-            func put(_ v: Int, _ width: Int, at offset: Int) {
-                var v = v
-                for i in stride(from: width - 1, through: 0, by: -1) {
-                    buf[offset + i] = UInt8(ascii: "0") + UInt8(v % 10)
-                    v /= 10
-                }
+        func put(_ v: Int, _ width: Int, at offset: Int) {
+            var v = v
+            for i in stride(from: width - 1, through: 0, by: -1) {
+                buf[offset + i] = UInt8(ascii: "0") + UInt8(v % 10)
+                v /= 10
             }
-            put(year, 4, at: 0); buf[4] = UInt8(ascii: "-")
-            put(month, 2, at: 5); buf[7] = UInt8(ascii: "-")
-            put(day, 2, at: 8); buf[10] = UInt8(ascii: "T")
-            put(hour, 2, at: 11); buf[13] = UInt8(ascii: ":")
-            put(minute, 2, at: 14); buf[16] = UInt8(ascii: ":")
-            put(second, 2, at: 17); buf[19] = UInt8(ascii: ".")
-            put(milli, 3, at: 20); buf[23] = UInt8(ascii: "Z")
-            return 24
         }
+        put(year, 4, at: 0); buf[4] = UInt8(ascii: "-")
+        put(month, 2, at: 5); buf[7] = UInt8(ascii: "-")
+        put(day, 2, at: 8); buf[10] = UInt8(ascii: "T")
+        put(hour, 2, at: 11); buf[13] = UInt8(ascii: ":")
+        put(minute, 2, at: 14); buf[16] = UInt8(ascii: ":")
+        put(second, 2, at: 17); buf[19] = UInt8(ascii: ".")
+        put(milli, 3, at: 20); buf[23] = UInt8(ascii: "Z")
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)` (RFC 3339 §5.6; `t`/`z` and a

@@ -56,4 +56,22 @@ import Testing
         #expect(try parse(JSONWriter.string(.double(1e300))) == .double(1e300))
         #expect(JSONWriter.string(.double(.nan)) == "null")
     }
+
+    /// The writer copies runs without escapes whole: an escape at the start, in the middle, at
+    /// the end, twice in a row, and none at all must each come out exactly.
+    @Test(arguments: [
+        ("", #""""#),
+        ("plain", #""plain""#),
+        ("\"start", #""\"start""#),
+        ("end\\", #""end\\""#),
+        ("mid\n\tdle", #""mid\n\tdle""#),
+        ("\u{01}\u{1f}", #""\u0001\u001f""#),
+        ("é😀\r", #""é😀\r""#),
+    ])
+    func writerEscapesOnlyWhatJSONRequires(text: String, json: String) throws {
+        var out: [UInt8] = []
+        JSONWriter.writeString(text, into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == json)
+        #expect(try parse(json) == .string(text))
+    }
 }

@@ -13,6 +13,9 @@ import Testing
     ])
     func knownInstants(ms: Int64, text: String) throws {
         #expect(RFC3339Timestamp.format(millisecondsSinceEpoch: ms) == text)
+        var out: [UInt8] = Array("x".utf8)
+        RFC3339Timestamp.append(millisecondsSinceEpoch: ms, into: &out)
+        #expect(out == Array(("x" + text).utf8))
         #expect(try RFC3339Timestamp.parse(text) == ms)
     }
 
