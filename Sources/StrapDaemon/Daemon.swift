@@ -39,10 +39,8 @@ public final class Daemon: @unchecked Sendable {
     private var underSystemd: Bool { environment["NOTIFY_SOCKET"] != nil }
     /// Confined to `queue`.
     private var lastStatus = ""
-    /// Status ticks so far (every 2 s), confined to `queue`.
-    private var ticks = 0
-    /// Connected sensors at the last status tick (code pages are handed back when it changes).
-    private var connectedAtLastTick = 0
+    /// Confined to `queue`.
+    private var memoryReturn = MemoryReturnSchedule()
     private var rate = RateMeter()
     private var stopping = false
     private var storeDegraded: String?
@@ -155,19 +153,10 @@ public final class Daemon: @unchecked Sendable {
         guard let context else { return }
         rate.record(samples: context.pipeline.counters.samples, at: ReceiveTime.now().monotonic)
         recorder?.flush()
-        ticks &+= 1
-        // Once a minute: free heap pages back to the kernel (MallocArenas.returnFreedMemory),
-        // and code pages that the last minute did not use (CodePages; the ones it uses come
-        // back at once, as minor faults). Code pages also when a sensor came or went: pairing,
-        // GATT discovery and subscribing run once per link and map much code.
-        let connected = context.directory.connectedCount
-        if ticks % 30 == 0 {
+        if memoryReturn.tick(connected: context.directory.connectedCount) {
             MallocArenas.trim()
             releaseCodePages()
-        } else if connected != connectedAtLastTick {
-            releaseCodePages()
         }
-        connectedAtLastTick = connected
         let summary = currentStatus().summary
         if summary != lastStatus {
             lastStatus = summary
