@@ -3,6 +3,8 @@
 #   DIR/strapctl   swift build -c release --static-swift-stdlib --product strapctl
 #   DIR/strapd     the same, once Package.swift has a strapd product (daemon scenarios)
 #   DIR/root/      make install DESTDIR=DIR/root, when strapd exists (daemon-systemd)
+#   DIR/dbus-floor probe/dbus_floor.c (peer-bleak's "floor": the least CPU a process woken by
+#                  every notification costs in the VM), when a C compiler is there
 # The static Swift stdlib makes the binaries run in the guest without /opt/swift (they need
 # glibc >= 2.35, libsystemd0, libbluetooth3, and libmosquitto1 for [mqtt]: all in the image).
 #   stage-binaries.sh [DIR]      (default: <repo>/.build/lab-host)
@@ -20,6 +22,10 @@ for p in "${products[@]}"; do
 	bin=$("$SWIFT" build -c release --static-swift-stdlib --show-bin-path)/$p
 	cp "$bin" "$DIR/$p.new" && mv "$DIR/$p.new" "$DIR/$p"
 done
+if command -v cc > /dev/null && pkg-config --exists libsystemd; then
+	# shellcheck disable=SC2046
+	cc -O2 -Wall -o "$DIR/dbus-floor" Tests/lab/probe/dbus_floor.c $(pkg-config --cflags --libs libsystemd)
+fi
 # The static link must keep ICU's time zones (Package.swift, namedTimeZones): without them
 # every named zone is "unknown" in the shipped binaries, and the debug tests cannot see it.
 if printf '%s\n' "${products[@]}" | grep -qx strapd; then

@@ -170,6 +170,9 @@ def main():
              mib(st_s.get('rss_end_kb')), mib(st_l.get('rss_end_kb')), ratio(st_s.get('rss_end_kb'), st_l.get('rss_end_kb'))),
          '| of it RssAnon / mapped files (MiB) | %s / %s | %s / %s | | |' % (
              mib(st_s.get('anon_kb')), mib(st_s.get('file_kb')), mib(st_l.get('anon_kb')), mib(st_l.get('file_kb'))),
+         '| the peak: s into the window, RssAnon / mapped files (MiB) | %s s, %s / %s | %s s, %s / %s | | |' % (
+             st_s.get('peak_at_s', '—'), mib(st_s.get('peak_anon_kb')), mib(st_s.get('peak_file_kb')),
+             st_l.get('peak_at_s', '—'), mib(st_l.get('peak_anon_kb')), mib(st_l.get('peak_file_kb'))),
          '| VmHWM, lifetime peak (MiB) | %s | %s | %s | |' % (
              mib(st_s.get('hwm_kb')), mib(st_l.get('hwm_kb')), ratio(st_s.get('hwm_kb'), st_l.get('hwm_kb'))),
          '| CPU (s per hour) | %s | %s | %s | ≤ 0.33: %s |' % (
@@ -194,6 +197,18 @@ def main():
              sum(1 for s in sent_b if s['uuid'] == '2a37') - L_l['n']),
          '| CPU window (s) / threads | %s / %s | %s / %s | | |' % (
              st_s.get('window_s'), st_s.get('threads'), st_l.get('window_s'), st_l.get('threads'))]
+    floor = {}
+    for side, st, n in (('strapd', st_s, n_s), ('logger', st_l, n_l)):
+        f_st = json.load(open(D('floor-%s-stat.json' % side))) if os.path.exists(D('floor-%s-stat.json' % side)) else {}
+        f_n = json.load(open(D('floor-%s.json' % side))) if os.path.exists(D('floor-%s.json' % side)) else {}
+        if f_st and n:
+            floor[side] = {'proc': f_st, 'signals': f_n.get('signals'), 'cpu_ms_per_notification': f_st['cpu_s'] * 1000 / n}
+    if floor:
+        rep['floor'] = floor
+        f_s, f_l = floor.get('strapd', {}), floor.get('logger', {})
+        t.append('| dbus-floor beside it: CPU per notification (ms), signals seen | %s, %s | %s, %s | %s | |' % (
+            ms(f_s.get('cpu_ms_per_notification')), f_s.get('signals'), ms(f_l.get('cpu_ms_per_notification')),
+            f_l.get('signals'), ratio(f_s.get('cpu_ms_per_notification'), per_l)))
     t.append('')
     t.append('Logger latency over every characteristic (n %d): p50 %s ms, p99 %s ms.' % (
         L_all['n'], ms(L_all['p50_ms']), ms(L_all['p99_ms'])))

@@ -8,7 +8,8 @@ hwm_kb: VmHWM at the end (the process's lifetime peak, start-up included); anon_
 RssAnon (heap, stacks) and RssFile + RssShmem (mapped binary and libraries: the lab
 guest's root fs is in RAM, so its files' pages count as RssShmem) at the end; cpu_s: utime +
 stime over the window (/proc/PID/stat, in clock ticks); cpu_s_per_h: cpu_s scaled to an hour
-of the same window (wall, CLOCK_MONOTONIC).
+of the same window (wall, CLOCK_MONOTONIC); peak_at_s, peak_anon_kb, peak_file_kb: when in the
+window the highest VmRSS was seen and what it was made of.
 """
 import json
 import os
@@ -37,10 +38,11 @@ def cpu(pid):
 def main():
     pid, secs = int(sys.argv[1]), float(sys.argv[2])
     t0, c0 = time.monotonic(), cpu(pid)
-    peak = 0
+    peak, at_peak = 0, None
     while True:
         st = status(pid)
-        peak = max(peak, st['VmRSS'])
+        if st['VmRSS'] > peak:
+            peak, at_peak = st['VmRSS'], (time.monotonic() - t0, st)
         if time.monotonic() - t0 >= secs:
             break
         time.sleep(0.5)
@@ -49,6 +51,8 @@ def main():
     print(json.dumps({'pid': pid, 'window_s': round(t1 - t0, 2), 'cpu_s': round(c1 - c0, 2),
                       'cpu_s_per_h': round((c1 - c0) / (t1 - t0) * 3600, 1), 'rss_peak_kb': max(peak, st['VmRSS']),
                       'rss_end_kb': st['VmRSS'], 'hwm_kb': st['VmHWM'], 'anon_kb': st['RssAnon'], 'file_kb': st['RssFile'] + st['RssShmem'], 'threads': st['Threads'],
+                      'peak_at_s': round(at_peak[0], 1), 'peak_anon_kb': at_peak[1]['RssAnon'],
+                      'peak_file_kb': at_peak[1]['RssFile'] + at_peak[1]['RssShmem'],
                       't0': round(t0, 3), 't1': round(t1, 3)}))
 
 

@@ -24,20 +24,25 @@
 #         LAB_EXTRA_PKGS=linux-perf); the reports go to OUT/{strapd,logger}-perf*.txt. The
 #         profiler's own cost lands in the measured CPU, so such a run gives the profile, not
 #         the figures.
+#       7 floor: during each side's window, dbus-floor (probe/dbus_floor.c, staged as
+#         /host/dbus-floor) counts the same notifications' D-Bus signals and does nothing else;
+#         its CPU per notification is what waking once per notification costs any process in
+#         this VM (OUT/floor-{strapd,logger}.json, a row of the table). A third process on the
+#         two vCPUs, so such a run is for the floor, not for comparisons with runs without it.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20} NOTIFY=${5:-} PROFILE=${6:-}
+SECS=${1:-90} INTERVAL=${2:-0.5} RECORD=${3:-record} IDLE=${4:-20} NOTIFY=${5:-} PROFILE=${6:-} FLOOR=${7:-}
 [ "$NOTIFY" = default ] && NOTIFY=
 if [ "$PROFILE" = perf ] && ! command -v perf > /dev/null; then
 	skip "perf is not in the image (build it with LAB_EXTRA_PKGS=linux-perf)"
 fi
-# profile_start NAME PID / profile_end NAME: perf over the measured window, reported in the guest
-# (where the binaries and their symbols are).
+# profile_start NAME PID [SECS HZ] / profile_end NAME: perf over the measured window (or SECS),
+# reported in the guest (where the binaries and their symbols are).
 profile_start() {
 	[ "$PROFILE" = perf ] || return 0
-	perf record -F 499 -g -p "$2" -o "/tmp/$1.perf.data" -- sleep "$SECS" > "$OUT/$1-perf-record.log" 2>&1 &
+	perf record -F "${4:-999}" -g -p "$2" -o "/tmp/$1.perf.data" -- sleep "${3:-$SECS}" > "$OUT/$1-perf-record.log" 2>&1 &
 	PERF_PID=$!
 }
 profile_end() {
@@ -47,7 +52,24 @@ profile_end() {
 	perf report -i "/tmp/$1.perf.data" --stdio --children --sort sym -g none > "$OUT/$1-perf-children.txt" 2>&1
 	perf report -i "/tmp/$1.perf.data" --stdio --no-children --sort comm,dso -g none > "$OUT/$1-perf-dso.txt" 2>&1
 }
+# floor_start NAME / floor_end: dbus-floor beside one side's window (argument 7).
+floor_start() {
+	[ "$FLOOR" = floor ] || return 0
+	/host/dbus-floor > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
+	FLOOR_PID=$!
+	FLOOR_NAME=$1
+	python3 "$PY/procstat.py" "$FLOOR_PID" "$SECS" > "$OUT/floor-$1-stat.json" &
+	FLOOR_STAT_PID=$!
+}
+floor_end() {
+	[ "$FLOOR" = floor ] || return 0
+	wait "$FLOOR_STAT_PID" 2>/dev/null
+	kill -TERM "$FLOOR_PID" 2>/dev/null
+	wait "$FLOOR_PID" 2>/dev/null
+	tail -1 "/tmp/floor-$FLOOR_NAME.out" > "$OUT/floor-$FLOOR_NAME.json"
+}
 daemon_require
+[ "$FLOOR" != floor ] || [ -x /host/dbus-floor ] || skip "no /host/dbus-floor (stage-binaries.sh builds it when cc is there)"
 python3 -c 'import bleak' 2>/dev/null || skip "bleak is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
 # Discovered devices stay known until paired (strapd's turn scans all four before pairing any).
 sed -i 's/^#\?TemporaryTimeout = .*/TemporaryTimeout = 0/' /etc/bluetooth/main.conf
@@ -99,10 +121,14 @@ for i in 1 2 3 4; do
 done
 step "strapd's turn: measuring ${SECS}s"
 profile_start strapd "$STRAPD_PID"
+floor_start strapd
 python3 "$PY/procstat.py" "$STRAPD_PID" "$SECS" > "$OUT/strapd-stat.json"
+floor_end
 profile_end strapd
 kill -USR1 "$BUMBLE_PID"; sleep 3            # the sensors pause; strapd flushes its capture every 2 s
+profile_start strapd-idle "$STRAPD_PID" "$IDLE" 4999  # a few hundredths of a second of CPU: sampled often
 python3 "$PY/procstat.py" "$STRAPD_PID" "$IDLE" > "$OUT/strapd-idle.json"   # the same, nothing to receive
+profile_end strapd-idle
 stop_pid "$LIVE_PID"
 cp /tmp/live.jsonl "$OUT/live.jsonl"
 store_dump "$OUT/anchored.json" || { check store-read FAIL "$(tail -2 "$OUT/anchored.err")"; exit 1; }
@@ -139,7 +165,9 @@ while [ ! -e /tmp/logger.ready ] && kill -0 "$LOGGER_PID" 2>/dev/null && [ $((SE
 check logger-subscribed OK "4 sensors in $((SECONDS - t)) s"
 step "the logger's turn: measuring ${SECS}s"
 profile_start logger "$LOGGER_PID"
+floor_start logger
 python3 "$PY/procstat.py" "$LOGGER_PID" "$SECS" > "$OUT/logger-stat.json"
+floor_end
 profile_end logger
 kill -USR1 "$BUMBLE_PID"; sleep 3
 python3 "$PY/procstat.py" "$LOGGER_PID" "$IDLE" > "$OUT/logger-idle.json"
