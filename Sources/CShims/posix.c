@@ -110,29 +110,49 @@ int cshims_malloc_trim(void) {
 #include <link.h>
 #include <sys/mman.h>
 
-/* The main program is the first object dl_iterate_phdr reports. */
-static int code_segment_of_program(struct dl_phdr_info *info, size_t size, void *out) {
+#include <sys/auxv.h>
+
+/* Every loaded object's read-only segments (code, read-only data, Swift metadata), the
+ * program's and each shared library's: never written, so their pages can always be read back
+ * from the file. Writable segments (data, and RELRO, which the loader wrote before making it
+ * read-only) are left alone, and so are the vDSO, which is no file, and any object with text
+ * relocations, whose read-only segments the loader wrote into. */
+static int release_read_only_segments(struct dl_phdr_info *info, size_t size, void *out) {
     (void)size;
-    uintptr_t *range = out;
+    long *total = out;
+    uintptr_t vdso = (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && !(ph->p_flags & PF_W)) {
-            range[0] = info->dlpi_addr + ph->p_vaddr;
-            range[1] = range[0] + ph->p_memsz;
-            return 1;
+        if (ph->p_type == PT_LOAD) {
+            uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+            if (vdso && vdso >= lo && vdso < hi) return 0;
+        } else if (ph->p_type == PT_DYNAMIC) {
+            /* Text relocations: the loader wrote into this object's read-only segments. */
+            for (const ElfW(Dyn) *d = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr); d->d_tag != DT_NULL; d++) {
+                if (d->d_tag == DT_TEXTREL || (d->d_tag == DT_FLAGS && (d->d_un.d_val & DF_TEXTREL))) return 0;
+            }
         }
     }
-    return 1;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W)) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_filesz;
+        /* Whole pages inside the segment only: a page it shares with a writable neighbour
+         * keeps its mapping. */
+        uintptr_t start = (lo + page - 1) & ~(page - 1), end = hi & ~(page - 1);
+        if (end <= start) continue;
+        if (madvise((void *)start, end - start, MADV_DONTNEED) != 0) { *total = -1; return 1; }
+        *total += (long)(end - start);
+    }
+    return 0;
 }
 
 long cshims_release_code_pages(void) {
-    uintptr_t range[2] = {0, 0};
-    dl_iterate_phdr(code_segment_of_program, range);
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-    uintptr_t start = (range[0] + page - 1) & ~(page - 1), end = range[1] & ~(page - 1);
-    if (range[1] == 0 || end <= start) { errno = ENOENT; return -1; }
-    if (madvise((void *)start, end - start, MADV_DONTNEED) != 0) return -1;
-    return (long)(end - start);
+    long total = 0;
+    dl_iterate_phdr(release_read_only_segments, &total);
+    if (total == 0) { errno = ENOENT; return -1; }
+    return total;
 }
 
 int cshims_name_this_thread(const char *name) {

@@ -164,15 +164,17 @@ def main():
     p99_s, p99_l = L_s['p99_ms'], L_l['p99_ms']
     verdict = lambda ok: 'met' if ok else 'NOT met'   # noqa: E731
     t = ['| | strapd | bleak logger | strapd / logger | target |', '|---|---|---|---|---|',
-         '| RSS peak in the window (MiB) | %s | %s | %s | ≤ 0.20: %s |' % (
+         '| RSS peak in the window (MiB; smaps_rollup) | %s | %s | %s | ≤ 0.20: %s |' % (
              mib(rss_s), mib(rss_l), ratio(rss_s, rss_l), verdict(rss_s and rss_l and rss_s <= rss_l / 5)),
          '| RSS at the end (MiB) | %s | %s | %s | |' % (
              mib(st_s.get('rss_end_kb')), mib(st_l.get('rss_end_kb')), ratio(st_s.get('rss_end_kb'), st_l.get('rss_end_kb'))),
-         '| of it RssAnon / mapped files (MiB) | %s / %s | %s / %s | | |' % (
+         '| of it anonymous / mapped files (MiB) | %s / %s | %s / %s | | |' % (
              mib(st_s.get('anon_kb')), mib(st_s.get('file_kb')), mib(st_l.get('anon_kb')), mib(st_l.get('file_kb'))),
-         '| the peak: s into the window, RssAnon / mapped files (MiB) | %s s, %s / %s | %s s, %s / %s | | |' % (
+         '| the peak: s into the window, anonymous / mapped files (MiB) | %s s, %s / %s | %s s, %s / %s | | |' % (
              st_s.get('peak_at_s', '—'), mib(st_s.get('peak_anon_kb')), mib(st_s.get('peak_file_kb')),
              st_l.get('peak_at_s', '—'), mib(st_l.get('peak_anon_kb')), mib(st_l.get('peak_file_kb'))),
+         '| VmRSS (top, ps) peak / at the end (MiB) | %s / %s | %s / %s | | |' % (
+             mib(st_s.get('vmrss_peak_kb')), mib(st_s.get('vmrss_end_kb')), mib(st_l.get('vmrss_peak_kb')), mib(st_l.get('vmrss_end_kb'))),
          '| VmHWM, lifetime peak (MiB) | %s | %s | %s | |' % (
              mib(st_s.get('hwm_kb')), mib(st_l.get('hwm_kb')), ratio(st_s.get('hwm_kb'), st_l.get('hwm_kb'))),
          '| CPU (s per hour) | %s | %s | %s | ≤ 0.33: %s |' % (
