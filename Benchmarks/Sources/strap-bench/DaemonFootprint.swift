@@ -129,9 +129,9 @@ enum DaemonFootprint {
             + (followers == 0 ? "" : " and \(followers) anchored followers" + (types.map { " of \($0.joined(separator: ","))" } ?? ""))
         if followers == 0 {
             // Where the resident memory is: anonymous (heap, stacks) vs file-backed (mapped libraries).
-            let split = ["RssAnon:", "RssFile:", "RssShmem:"].compactMap { key in
-                statusKiB(pid, key).map { "\(key.dropLast()) \(String(format: "%.1f", Double($0) / 1024)) MB" }
-            }.joined(separator: ", ")
+            let split = [("anonymous", anonKiB(pid)), ("files", rssKiB(pid).flatMap { rss in anonKiB(pid).map { rss - $0 } })]
+                .compactMap { name, kib in kib.map { "\(name) \(String(format: "%.1f", Double($0) / 1024)) MB" } }
+                .joined(separator: ", ")
             print("  footprint: final RSS = \(split)")
         } else {
             clients.close()
@@ -154,7 +154,20 @@ enum DaemonFootprint {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    static func rssKiB(_ pid: Int32) -> Int? { statusKiB(pid, "VmRSS:") }
+    /// The resident set from /proc/PID/smaps_rollup, which walks the page tables. Not VmRSS:
+    /// Linux before 6.2 folds a thread's page counts into it only every 64 faults of that
+    /// thread, while strapd's hand-backs (CodePages, malloc_trim) leave it at once, so VmRSS
+    /// undercounts strapd (docs/benchmarks.md, "Instructions, the floor …").
+    static func rssKiB(_ pid: Int32) -> Int? { rollupKiB(pid, "Rss:") }
+
+    /// Of it, anonymous memory (heap, stacks).
+    static func anonKiB(_ pid: Int32) -> Int? { rollupKiB(pid, "Anonymous:") }
+
+    static func rollupKiB(_ pid: Int32, _ key: String) -> Int? {
+        guard let rollup = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8),
+              let line = rollup.split(separator: "\n").first(where: { $0.hasPrefix(key) }) else { return nil }
+        return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+    }
 
     /// A `kB` line of /proc/PID/status.
     static func statusKiB(_ pid: Int32, _ key: String) -> Int? {

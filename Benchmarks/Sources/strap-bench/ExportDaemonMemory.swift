@@ -3,11 +3,11 @@ import StrapModel
 import Synchronization
 
 /// The shipped strapd's resident memory while it streams a 24 h FIT export: spawned over the
-/// state directory holding the workout (`--simulate=4`, as the footprint figures), its VmRSS
-/// sampled every 10 ms from /proc before and during `workout.export`, read by a client that
+/// state directory holding the workout (`--simulate=4`, as the footprint figures), its resident
+/// set (page tables) sampled every 10 ms from /proc before and during `workout.export`, read by a client that
 /// decodes every chunk as strapctl does. Three exports in a row on the same daemon; the first
 /// is the figure. Every 20 ms the sampler also sums, from /proc/PID/smaps, the resident pages
-/// of the store's files mapped into the daemon: how much of the VmRSS is store pages.
+/// of the store's files mapped into the daemon: how much of the resident set is store pages.
 enum ExportDaemonMemory {
     static func figures(section: String, state: String, workout: Workout, hours: Int) throws -> [BenchFigure] {
         guard let strapd = DaemonFootprint.strapdPath() else {
@@ -61,9 +61,9 @@ enum ExportDaemonMemory {
             let increase = Double(r.maxDuring.rss - r.before.rss) / 1024
             increases.append(increase)
             heap.append(Double(r.maxAnonDuring - r.before.anon) / 1024)
-            print(String(format: "  export daemon: export %d: %d bytes in %d chunks in %.0f ms; VmRSS %.2f MB before (%.2f–%.2f MB in the "
+            print(String(format: "  export daemon: export %d: %d bytes in %d chunks in %.0f ms; RSS %.2f MB before (%.2f–%.2f MB in the "
                          + "second before), max %.2f MB during (%d readings) → +%.2f MB (at that peak: anon %+.2f, file %+.2f; "
-                         + "RssAnon's own peak %+.2f MB); load %@",
+                         + "anonymous's own peak %+.2f MB); load %@",
                          attempt, received, chunks, seconds * 1000, Double(r.before.rss) / 1024, Double(r.idleMin) / 1024,
                          Double(r.idleMax) / 1024, Double(r.maxDuring.rss) / 1024, r.readings, increase,
                          Double(r.maxDuring.anon - r.before.anon) / 1024, Double(r.maxDuring.file - r.before.file) / 1024,
@@ -82,7 +82,7 @@ enum ExportDaemonMemory {
     }
 }
 
-/// VmRSS (and its anonymous/file split) of a process every 10 ms on a thread of its own.
+/// The resident set (and its anonymous/file split) of a process every 10 ms on a thread of its own.
 final class RSSSampler: @unchecked Sendable {
     struct Reading { var rss = 0, anon = 0, file = 0 }
 
@@ -164,13 +164,9 @@ final class RSSSampler: @unchecked Sendable {
                       storeMappedMax: mapped.filter { $0.after > marked }.map(\.kib).max() ?? 0)
     }
 
+    /// From /proc/PID/smaps_rollup (page tables), not VmRSS (DaemonFootprint.rssKiB says why).
     static func read(_ pid: Int32) -> Reading? {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        var r = Reading()
-        for line in status.split(separator: "\n") {
-            func kib() -> Int { line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } ?? 0 }
-            if line.hasPrefix("VmRSS:") { r.rss = kib() } else if line.hasPrefix("RssAnon:") { r.anon = kib() } else if line.hasPrefix("RssFile:") { r.file = kib() }
-        }
-        return r
+        guard let rss = DaemonFootprint.rssKiB(pid), let anon = DaemonFootprint.anonKiB(pid) else { return nil }
+        return Reading(rss: rss, anon: anon, file: rss - anon)
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 /// `strap-bench soak` (issue 16): the shipped strapd with ten simulated sensors at many times
 /// real time (`--simulate=10 --simulate-speed S`), two live subscribers and two anchored
 /// followers attached from the start, until 10 M notifications went through the whole
-/// daemon (1 M with --quick). At 1 M and at 10 M (100 k and 1 M with --quick): VmRSS and the
+/// daemon (1 M with --quick). At 1 M and at 10 M (100 k and 1 M with --quick): the RSS (page tables) and the
 /// number of open descriptors. At the end: the followers saw every stored item exactly once,
 /// anchors 1…N without a gap or a repeat, and the store holds every decoded sample.
 enum SoakBench: BenchSection {
@@ -40,13 +40,13 @@ enum SoakBench: BenchSection {
             events = ((s["pipeline"] as? [String: Any])?["events"] as? Int) ?? 0
             let target = marks.isEmpty ? first : last
             if events >= target {
-                marks.append((events, DaemonFootprint.rssKiB(pid) ?? -1, DaemonFootprint.statusKiB(pid, "RssAnon:") ?? -1, openDescriptors(pid)))
-                print(String(format: "  soak: %d notifications after %.0f s: VmRSS %.2f MB (RssAnon %.2f MB), %d fds", events, DecodeBench.now() - t0,
+                marks.append((events, DaemonFootprint.rssKiB(pid) ?? -1, DaemonFootprint.anonKiB(pid) ?? -1, openDescriptors(pid)))
+                print(String(format: "  soak: %d notifications after %.0f s: RSS %.2f MB (anonymous %.2f MB), %d fds", events, DecodeBench.now() - t0,
                              Double(marks.last!.rss) / 1024, Double(marks.last!.anon) / 1024, marks.last!.fds))
             }
             if DecodeBench.now() - lastPrint > 30 {
                 lastPrint = DecodeBench.now()
-                print(String(format: "  soak: %.0f s: %d notifications, VmRSS %.2f MB, load %@", lastPrint - t0, events,
+                print(String(format: "  soak: %.0f s: %d notifications, RSS %.2f MB, load %@", lastPrint - t0, events,
                              Double(DaemonFootprint.rssKiB(pid) ?? 0) / 1024, loadAverage()))
             }
             if !daemon.isRunning { throw DaemonFootprint.failure("strapd stopped", log: log) }
@@ -62,9 +62,9 @@ enum SoakBench: BenchSection {
         let latest = ((end["store"] as? [String: Any])?["latestAnchor"] as? Int) ?? 0
         let caughtUp = DecodeBench.now()
         for r in readers where r.anchors { r.wait(until: latest, seconds: 300) }
-        print(String(format: "  soak: followers caught up %.0f s after the sensors stopped; VmRSS then %.2f MB (RssAnon %.2f MB), %d fds",
+        print(String(format: "  soak: followers caught up %.0f s after the sensors stopped; RSS then %.2f MB (anonymous %.2f MB), %d fds",
                      DecodeBench.now() - caughtUp, Double(DaemonFootprint.rssKiB(pid) ?? 0) / 1024,
-                     Double(DaemonFootprint.statusKiB(pid, "RssAnon:") ?? 0) / 1024, openDescriptors(pid)))
+                     Double(DaemonFootprint.anonKiB(pid) ?? 0) / 1024, openDescriptors(pid)))
         let decoded = pipeline["samples"] as? Int ?? -1, dropped = pipeline["dropped"] as? Int ?? -1
         var exactlyOnce = true
         for (i, r) in readers.enumerated() where r.anchors {
@@ -78,9 +78,9 @@ enum SoakBench: BenchSection {
         for r in readers { r.close() }
         let growth = Double(marks[1].rss - marks[0].rss) / 1024
         return [
-            BenchFigure(section: name, name: "VmRSS after \(marks[0].events / 1000) k notifications", unit: "MB", ours: Double(marks[0].rss) / 1024, higherIsBetter: false),
-            BenchFigure(section: name, name: "VmRSS after \(marks[1].events / 1000) k notifications", unit: "MB", ours: Double(marks[1].rss) / 1024, higherIsBetter: false),
-            BenchFigure(section: name, name: "VmRSS growth between them (target ≤ 2 MB)", unit: "MB", ours: growth, higherIsBetter: false),
+            BenchFigure(section: name, name: "RSS after \(marks[0].events / 1000) k notifications", unit: "MB", ours: Double(marks[0].rss) / 1024, higherIsBetter: false),
+            BenchFigure(section: name, name: "RSS after \(marks[1].events / 1000) k notifications", unit: "MB", ours: Double(marks[1].rss) / 1024, higherIsBetter: false),
+            BenchFigure(section: name, name: "RSS growth between them (target ≤ 2 MB)", unit: "MB", ours: growth, higherIsBetter: false),
             BenchFigure(section: name, name: "RssAnon (heap) growth between them", unit: "MB", ours: Double(marks[1].anon - marks[0].anon) / 1024,
                         higherIsBetter: false),
             BenchFigure(section: name, name: "open descriptors at the first and the second mark (equal = flat)", unit: "fds",
