@@ -14,7 +14,7 @@ public final class Device: Codable, Hashable, Sendable, CustomStringConvertible 
     public let firmware: String?
     /// Its JSON object (docs/protocol.md#shapes), made once: every live and anchored sample
     /// carries its device, and writing the same few strings again for each sample was a
-    /// quarter of the instructions of a live event (docs/benchmarks.md, "The live encoding").
+    /// quarter of the instructions of a live event (docs/benchmarks.md, "Instructions, the floor of a wake-up …").
     public let json: [UInt8]
 
     private enum CodingKeys: String, CodingKey {

@@ -9,7 +9,8 @@ import CShims
 /// 1 MB is used afterwards (docs/benchmarks.md, "strapd and the Python logger"). The same goes
 /// for its read-only data (Swift's type metadata and conformance records, which the runtime
 /// reads) and for the shared libraries (libc, libstdc++ under the Swift runtime, libsystemd):
-/// together about 5 MB of the RSS while streaming (docs/benchmarks.md, "Code layout"). Those
+/// with the program's code, 8.5–9 of strapd's 10.4–10.9 MiB while streaming (docs/benchmarks.md,
+/// "Instructions, the floor of a wake-up …"). Those
 /// pages are clean and shared with the page cache, so the kernel would drop them under memory
 /// pressure anyway, but until then they count in the RSS users compare. Unmapping them leaves
 /// mapped what steady running touches again; the page cache keeps them, so a page needed

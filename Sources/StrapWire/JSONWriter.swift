@@ -50,7 +50,7 @@ public enum JSONWriter {
 
     /// Runs of bytes that need no escape are copied whole: names, units and addresses almost
     /// never have one, and a byte-at-a-time loop was the largest single cost of encoding a live
-    /// sample (docs/benchmarks.md, "The live encoding").
+    /// sample (docs/benchmarks.md, "Instructions, the floor of a wake-up …").
     public static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         var s = s
