@@ -174,6 +174,12 @@ public final class Daemon: @unchecked Sendable {
         } catch {
             if log { logger.info("code pages stay mapped: \(error)") }
         }
+        do throws(SystemCallError) {
+            let bytes = try CodePages.releaseProgramReadOnlyData()
+            if log { logger.debug("read-only data handed back: \(bytes >> 10) KiB of the program's .rodata") }
+        } catch {
+            if log { logger.info("the program's .rodata stays mapped: \(error)") }
+        }
     }
 
     func currentStatus() -> DaemonStatus {

@@ -32,4 +32,26 @@ public enum CodePages {
         if n < 0 { throw SystemCallError("madvise(MADV_DONTNEED)", .current) }
         return n
     }
+
+    /// The program's `.rodata` when the link put it in the writable segment, as it does for
+    /// strapd's static binary (the Swift compiler marks some `.rodata` input sections
+    /// writable, and the output section takes the union of their flags): about 1 MiB of what
+    /// start-up read stays mapped, and `release()` leaves writable segments alone. The first
+    /// call makes it read-only (nothing writes it after the loader; a stray write now faults
+    /// instead of being silently dropped with its page), each call drops its pages that are
+    /// still the file's. Pages the loader relocated are the process's own copies and stay.
+    /// Returns the bytes dropped; 0 when the program has no such section.
+    @discardableResult
+    public static func releaseProgramReadOnlyData() throws(SystemCallError) -> Int {
+        let n = cshims_release_program_rodata()
+        if n < 0 { throw SystemCallError("release .rodata (mprotect, /proc/self/pagemap, madvise)", .current) }
+        return n
+    }
+
+    /// Where the sealed `.rodata` lies (empty when there is none); seals it if need be.
+    public static func sealedProgramReadOnlyData() throws(SystemCallError) -> Range<UInt> {
+        var lo: UInt = 0, hi: UInt = 0
+        if cshims_seal_program_rodata(&lo, &hi) < 0 { throw SystemCallError("seal .rodata", .current) }
+        return lo..<hi
+    }
 }

@@ -71,4 +71,61 @@ import Testing
                 "released \(covered / 1024) kB; read-only mappings: program \(size.program) kB, libc \(size.libc) kB")
         #expect(String(cString: strerror(EINVAL)).isEmpty == false, "libc still runs")
     }
+
+    /// Pages of `range` in this process's page tables: still the file's, or its own copies
+    /// (pagemap(5) bits 63 and 61).
+    static func presentPages(_ range: Range<UInt>) -> (file: Int, own: Int)? {
+        let fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        let page = UInt(sysconf(Int32(_SC_PAGESIZE)))
+        var entries = [UInt64](repeating: 0, count: Int((range.upperBound - range.lowerBound) / page))
+        let want = entries.count * 8
+        let got = entries.withUnsafeMutableBytes { pread(fd, $0.baseAddress, want, off_t(range.lowerBound / page * 8)) }
+        guard got == want else { return nil }
+        var file = 0, own = 0
+        for e in entries where e >> 63 & 1 == 1 {
+            if e >> 61 & 1 == 1 { file += 1 } else { own += 1 }
+        }
+        return (file, own)
+    }
+
+    /// This test binary, like strapd's, has its `.rodata` in the writable segment (the Swift
+    /// objects' writable `.rodata` inputs). Once sealed it is read-only, its pages that are
+    /// still the file's go, the loader's relocated copies stay, and every byte reads as before.
+    @Test func theProgramsWritableReadOnlyDataIsSealedAndHandedBack() throws {
+        let range = try CodePages.sealedProgramReadOnlyData()
+        try #require(!range.isEmpty, "no writable .rodata in this build: readelf -S shows why")
+        let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: range.lowerBound),
+                                           count: Int(range.upperBound - range.lowerBound))
+        var sum: UInt64 = 0
+        for (i, b) in bytes.enumerated() { sum = sum &* 31 &+ UInt64(b) &+ UInt64(i & 7) }
+        let before = try #require(Self.presentPages(range))
+        #expect(before.file > 0, "reading it all mapped its pages")
+        let dropped = try CodePages.releaseProgramReadOnlyData()
+        let after = try #require(Self.presentPages(range))
+        #expect(dropped > 0)
+        // Other tests of this process run meanwhile and may read some of it again.
+        #expect(after.file < before.file, "file pages present: \(before.file) before, \(after.file) after")
+        #expect(after.own == before.own, "the relocated pages stay")
+        var again: UInt64 = 0
+        for (i, b) in bytes.enumerated() { again = again &* 31 &+ UInt64(b) &+ UInt64(i & 7) }
+        #expect(again == sum, "the pages read back from the file are what was there")
+        // Read-only now: /proc/self/maps shows the range inside an r--p mapping.
+        let maps = try #require(Self.mapsLine(containing: range.lowerBound))
+        #expect(maps.split(separator: " ")[1] == "r--p", "\(maps)")
+    }
+
+    static func mapsLine(containing address: UInt) -> String? {
+        guard let f = fopen("/proc/self/maps", "r") else { return nil }
+        defer { fclose(f) }
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), f) != nil {
+            let text = String(cString: line)
+            let bounds = text.prefix(while: { $0 != " " }).split(separator: "-")
+            if bounds.count == 2, let lo = UInt(bounds[0], radix: 16), let hi = UInt(bounds[1], radix: 16),
+               lo <= address && address < hi { return text }
+        }
+        return nil
+    }
 }

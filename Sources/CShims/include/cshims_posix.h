@@ -55,6 +55,16 @@ int cshims_malloc_trim(void);
    it covered, or -1 with errno. */
 long cshims_release_code_pages(void);
 
+/* The program's .rodata when the link put it in its writable segment (Swift objects mark some
+   .rodata input sections writable): made read-only once (whole pages), its range returned.
+   The bytes sealed, 0 when the program has no such section, or -1 with errno. */
+long cshims_seal_program_rodata(uintptr_t *lo, uintptr_t *hi);
+
+/* madvise(MADV_DONTNEED) over the present pages of that sealed .rodata that are still the
+   file's (pagemap(5); the loader's relocated copies stay): the bytes dropped, 0 when there is
+   no such section, or -1 with errno. Seals it first if need be. */
+long cshims_release_program_rodata(void);
+
 /* pthread_setname_np(pthread_self(), name): names the calling thread (15 bytes kept) for
    top -H and /proc/PID/task/TID/comm. Returns 0 or an error number. */
 int cshims_name_this_thread(const char *name);

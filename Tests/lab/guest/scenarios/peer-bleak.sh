@@ -123,6 +123,7 @@ step "strapd's turn: measuring ${SECS}s"
 profile_start strapd "$STRAPD_PID"
 floor_start strapd
 python3 "$PY/procstat.py" "$STRAPD_PID" "$SECS" > "$OUT/strapd-stat.json"
+python3 "$PY/residency.py" "$STRAPD_PID" > "$OUT/strapd-residency.json" || true   # what the RSS is made of
 floor_end
 profile_end strapd
 kill -USR1 "$BUMBLE_PID"; sleep 3            # the sensors pause; strapd flushes its capture every 2 s
@@ -167,6 +168,7 @@ step "the logger's turn: measuring ${SECS}s"
 profile_start logger "$LOGGER_PID"
 floor_start logger
 python3 "$PY/procstat.py" "$LOGGER_PID" "$SECS" > "$OUT/logger-stat.json"
+python3 "$PY/residency.py" "$LOGGER_PID" > "$OUT/logger-residency.json" || true
 floor_end
 profile_end logger
 kill -USR1 "$BUMBLE_PID"; sleep 3
