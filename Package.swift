@@ -13,6 +13,18 @@ let namedTimeZones: [LinkerSetting] = [
     .unsafeFlags(["-Xlinker", "--undefined=$s30FoundationInternationalization12_TimeZoneICUCMn"]),
 ]
 
+/// Release builds of strapd lay out the functions it runs while it streams next to each other
+/// (`Sources/strapd/hot-path.order`, made by `scripts/hot-path-order.sh`): the kernel maps a
+/// program's file pages 64 KiB around each fault, so code spread over the binary's 14 MB stayed
+/// resident in whole 64 KiB neighbourhoods (docs/benchmarks.md, "What strapd's resident set is
+/// made of"). Swift already gives each global function a section of its own; lld places the
+/// sections holding listed symbols first. A stale list only costs locality. Debug builds (the
+/// tests) and strapctl are linked as before.
+let hotPathLayout: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/strapd/hot-path.order",
+                  "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
+]
+
 let package = Package(
     name: "strapd",
     platforms: [.macOS(.v14)],
@@ -85,7 +97,7 @@ let package = Package(
                                                     "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol"]),
 
         // Layer 6: executables and their testable command logic.
-        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], linkerSettings: namedTimeZones),
+        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout),
         .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"], linkerSettings: namedTimeZones),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
@@ -118,4 +130,3 @@ let package = Package(
                                                              "StrapGATT"]),
     ]
 )
-

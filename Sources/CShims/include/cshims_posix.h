@@ -50,9 +50,9 @@ int cshims_malloc_fixed_thresholds(int mmap_threshold, int trim_threshold);
 /* malloc_trim(0): gives free heap pages back to the kernel; 1 when some were. */
 int cshims_malloc_trim(void);
 
-/* madvise(MADV_DONTNEED) over the main program's read-only executable segment (text and
-   read-only data, never written, so the pages come back unchanged from the file): the bytes
-   it covered, or -1 with errno. */
+/* madvise(MADV_DONTNEED) over the read-only segments of the program and of every shared
+   library (code and read-only data, never written, so the pages come back unchanged from the
+   file): the bytes it covered, or -1 with errno. */
 long cshims_release_code_pages(void);
 
 /* The program's .rodata when the link put it in its writable segment (Swift objects mark some
