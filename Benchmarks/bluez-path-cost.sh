@@ -44,8 +44,7 @@ printf '[daemon]\nstate_dir = %s\nsocket = %s/s.sock\nsocket_group =\n[bluetooth
 DBUS_SYSTEM_BUS_ADDRESS=$bus "$strapd" --config "$work/strapd.conf" > "$work/strapd.log" 2>&1 &
 pid=$!
 pids+=($pid)
-for _ in $(seq 200); do [ -S "$work/s.sock" ] && break; sleep 0.05; done
-for _ in $(seq 200); do [ -S "$work/s.sock" ] && break; sleep 0.1; done   # a slow strapd (valgrind)
+for _ in $(seq 600); do [ -S "$work/s.sock" ] && break; sleep 0.05; done   # 30 s: a slow strapd (valgrind)
 # strapd sees org.bluez on the bus a moment after its socket is up (longer under valgrind).
 for _ in $(seq 60); do "$strapctl" --socket "$work/s.sock" pair "C0:00:00:00:00:01" > /dev/null 2>&1 && break; sleep 0.5; done
 for n in 1 2 3 4; do

@@ -86,6 +86,12 @@ long cshims_seal_program_rodata(uintptr_t *lo, uintptr_t *hi) {
     return (long)(sealed_hi - sealed_lo);
 }
 
+static int drop(uintptr_t lo, uintptr_t hi, long *released) {
+    if (madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0) return -1;
+    *released += (long)(hi - lo);
+    return 0;
+}
+
 /* pagemap(5): bit 63 present, bit 61 a file page (for a private mapping: not the process's
  * own copy). Only such pages are dropped; a relocated page is the loader's work and stays. */
 long cshims_release_program_rodata(void) {
@@ -109,16 +115,12 @@ long cshims_release_program_rodata(void) {
             int droppable = (entries[i] >> 63 & 1) && (entries[i] >> 61 & 1);
             if (droppable && !run) run = at;
             if (!droppable && run) {
-                if (madvise((void *)run, at - run, MADV_DONTNEED) != 0) { close(fd); return -1; }
-                released += (long)(at - run);
+                if (drop(run, at, &released) != 0) { close(fd); return -1; }
                 run = 0;
             }
         }
     }
-    if (run) {
-        if (madvise((void *)run, sealed_hi - run, MADV_DONTNEED) != 0) { close(fd); return -1; }
-        released += (long)(sealed_hi - run);
-    }
+    int failed = run && drop(run, sealed_hi, &released) != 0;
     close(fd);
-    return released;
+    return failed ? -1 : released;
 }

@@ -98,8 +98,8 @@ import Testing
         try #require(!range.isEmpty, "no writable .rodata in this build: readelf -S shows why")
         let bytes = UnsafeRawBufferPointer(start: UnsafeRawPointer(bitPattern: range.lowerBound),
                                            count: Int(range.upperBound - range.lowerBound))
-        var sum: UInt64 = 0
-        for (i, b) in bytes.enumerated() { sum = sum &* 31 &+ UInt64(b) &+ UInt64(i & 7) }
+        let checksum = { bytes.enumerated().reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1.element) &+ UInt64($1.offset & 7) } }
+        let sum = checksum()
         let before = try #require(Self.presentPages(range))
         #expect(before.file > 0, "reading it all mapped its pages")
         let dropped = try CodePages.releaseProgramReadOnlyData()
@@ -108,9 +108,7 @@ import Testing
         // Other tests of this process run meanwhile and may read some of it again.
         #expect(after.file < before.file, "file pages present: \(before.file) before, \(after.file) after")
         #expect(after.own == before.own, "the relocated pages stay")
-        var again: UInt64 = 0
-        for (i, b) in bytes.enumerated() { again = again &* 31 &+ UInt64(b) &+ UInt64(i & 7) }
-        #expect(again == sum, "the pages read back from the file are what was there")
+        #expect(checksum() == sum, "the pages read back from the file are what was there")
         // Read-only now: /proc/self/maps shows the range inside an r--p mapping.
         let maps = try #require(Self.mapsLine(containing: range.lowerBound))
         #expect(maps.split(separator: " ")[1] == "r--p", "\(maps)")
