@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench fuzz fuzz-ci demo demo-mqtt install clean lab lab-peer lab-powercut
+.PHONY: help deps build release test torture bench bench-bleak fuzz fuzz-ci demo demo-mqtt install clean lab lab-peer lab-powercut
 
 help:
 	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
@@ -15,6 +15,7 @@ help:
 	@echo "make demo      the main job: see README"
 	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
+	@echo "make bench-bleak  strapd beside the lab's bleak + SQLite logger on this host (mock BlueZ, no VM); BLEAK_SECS"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 	@echo "make lab       the end-to-end lab, every scenario (root; docs/testing.md)"
 	@echo "make lab-powercut  power cuts of the lab VM, POWERCUT_CUTS per sync mode (default 20), prints the table (root)"
@@ -49,6 +50,12 @@ bench:
 	$(SWIFT) build --package-path Benchmarks -c release --product strap-bench
 	cp .build/release/strapd $(BENCH_BIN)/strapd-shipped
 	$(BENCH_BIN)/strap-bench $(BENCH_SECTIONS)
+
+# docs/benchmarks.md, "The floors, in the VM and on the host".
+BLEAK_SECS ?= 60
+bench-bleak:
+	@scripts/deps.sh test
+	Benchmarks/bleak-host.sh $(BLEAK_SECS)
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)

@@ -25,34 +25,12 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work" "$state"; }
 trap cleanup EXIT
 
-sed "s|LISTEN_DIR|$work|" "$repo/Tests/Fixtures/mockbluez/bus.conf" > "$work/bus.conf"
-dbus-daemon --config-file="$work/bus.conf" --nofork --nopidfile --nosyslog --print-address=1 > "$work/address" 2>/dev/null &
-pids+=($!)
-for _ in $(seq 100); do [ -s "$work/address" ] && break; sleep 0.05; done
-bus=$(head -1 "$work/address")
-sensors=""
-for n in 1 2 3 4; do
-	kind=$(echo "hr hr csc rsc" | cut -d' ' -f$n)
-	sensors="$sensors${sensors:+,}{\"address\":\"C0:00:00:00:00:0$n\",\"kind\":\"$kind\",\"hz\":$hz}"
-done
-echo "{\"streaming\":true,\"known\":true,\"adapters\":[\"hci0\"],\"sensors\":[$sensors]}" > "$work/mock.json"
-DBUS_SYSTEM_BUS_ADDRESS=$bus /usr/bin/python3 -u "$repo/Tests/Fixtures/mockbluez/mockbluez.py" \
-	--config "$work/mock.json" --state "$work/mock-state.json" > "$work/mock.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 200); do grep -q ready "$work/mock.log" && break; sleep 0.05; done
-printf '[daemon]\nstate_dir = %s\nsocket = %s/s.sock\nsocket_group =\n[bluetooth]\npair_agent = yes\n' "$state" "$work" > "$work/strapd.conf"
-DBUS_SYSTEM_BUS_ADDRESS=$bus "$strapd" --config "$work/strapd.conf" > "$work/strapd.log" 2>&1 &
-pid=$!
-pids+=($pid)
-for _ in $(seq 600); do [ -S "$work/s.sock" ] && break; sleep 0.05; done   # 30 s: a slow strapd (valgrind)
-# strapd sees org.bluez on the bus a moment after its socket is up (longer under valgrind).
-for _ in $(seq 60); do "$strapctl" --socket "$work/s.sock" pair "C0:00:00:00:00:01" > /dev/null 2>&1 && break; sleep 0.5; done
-for n in 1 2 3 4; do
-	"$strapctl" --socket "$work/s.sock" pair "C0:00:00:00:00:0$n" > /dev/null
-	"$strapctl" --socket "$work/s.sock" connect "C0:00:00:00:00:0$n" > /dev/null
-done
-"$strapctl" --socket "$work/s.sock" live > /dev/null 2>&1 &
-pids+=($!)
+# shellcheck source=mockbus.sh
+. "$repo/Benchmarks/mockbus.sh"
+mockbus_start "$work"
+mockbluez_start "$work" "$hz" true
+strapd_streaming "$work" "$state" "$strapd" "$strapctl"
+pid=$STRAPD_PID
 sleep 5
 
 events() { "$strapctl" --socket "$work/s.sock" status | awk '/pipeline:/{print $5}'; }

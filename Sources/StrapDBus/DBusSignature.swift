@@ -2,12 +2,13 @@
 ///
 /// sd-bus wants signature strings for containers (`open_container("a", "{sv}")`), and the
 /// decoder has to know each element's type even for an empty array, so the tree is kept.
-public indirect enum DBusType: Sendable, Hashable {
+/// Indirect only where a case holds a `DBusType` itself (a box per value; DBusValue says why).
+public enum DBusType: Sendable, Hashable {
     case byte, boolean, int16, uint16, int32, uint32, int64, uint64, double
     case string, objectPath, signature, unixFD
     case variant
-    case array(DBusType)
-    case dictEntry(key: DBusType, value: DBusType)
+    indirect case array(DBusType)
+    indirect case dictEntry(key: DBusType, value: DBusType)
     case structure([DBusType])
 
     /// The type code sd-bus uses for basic types and container openers.

@@ -1,7 +1,11 @@
 /// A D-Bus value with its full type, so that containers (including empty arrays) can be
 /// re-encoded exactly. Encoding and decoding against sd-bus lives in StrapBlueZ; this
 /// module stays free of I/O.
-public indirect enum DBusValue: Sendable, Hashable {
+///
+/// Only the cases that hold a `DBusValue` themselves are `indirect`: an indirect case is a
+/// heap box per value, and a whole-enum `indirect` boxed every byte of every notification's
+/// `ay` (BlueZ's PropertiesChanged "Value"), one allocation each, on the hot path.
+public enum DBusValue: Sendable, Hashable {
     case byte(UInt8)
     case boolean(Bool)
     case int16(Int16)
@@ -16,10 +20,10 @@ public indirect enum DBusValue: Sendable, Hashable {
     case signature(DBusSignature)
     /// A file descriptor index as seen in a message; the owner of the message owns the fd.
     case unixFD(Int32)
-    case variant(DBusValue)
+    indirect case variant(DBusValue)
     /// Elements must all have type `element`; dictionaries are arrays of `.dictEntry`.
     case array(element: DBusType, [DBusValue])
-    case dictEntry(key: DBusValue, value: DBusValue)
+    indirect case dictEntry(key: DBusValue, value: DBusValue)
     case structure([DBusValue])
 
     public var type: DBusType {

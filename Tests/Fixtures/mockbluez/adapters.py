@@ -88,6 +88,7 @@ class AdapterMixin:
         # Sensors in range show up a little later, as advertisements would, and keep
         # showing up while discovery runs.
         if not already:
+            self.heard = {a for a in getattr(self, 'heard', set()) if a[1] != name}
             GLib.timeout_add(150, self.advertise, adapter, name)
 
     def stop_discovery(self, adapter, name):
@@ -102,6 +103,15 @@ class AdapterMixin:
             # A connected sensor no longer advertises (one central at a time).
             if sensor.in_range and name not in sensor.paths and not sensor.connected:
                 self.add_device(sensor, name)
+                self.heard.add((sensor.address, name))
+            elif sensor.in_range and not sensor.connected and (sensor.address, name) not in self.heard:
+                # A device BlueZ already has: its first advertisement of this discovery sets
+                # RSSI again (bluetoothd clears it when discovery stops), which is how a
+                # scanner that watches signals (bleak) sees it.
+                self.heard.add((sensor.address, name))
+                mockobject.objects[sensor.paths[name]].EmitSignal(
+                    'org.freedesktop.DBus.Properties', 'PropertiesChanged', 'sa{sv}as',
+                    [DEVICE, {'RSSI': dbus.Int16(-58, variant_level=1)}, []])
         return bool(adapter.props[ADAPTER]['Discovering'])
 
     def discovering(self, name):

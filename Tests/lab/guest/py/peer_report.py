@@ -204,12 +204,13 @@ def main():
         f_st = json.load(open(D('floor-%s-stat.json' % side))) if os.path.exists(D('floor-%s-stat.json' % side)) else {}
         f_n = json.load(open(D('floor-%s.json' % side))) if os.path.exists(D('floor-%s.json' % side)) else {}
         if f_st and n:
-            floor[side] = {'proc': f_st, 'signals': f_n.get('signals'), 'cpu_ms_per_notification': f_st['cpu_s'] * 1000 / n}
+            floor[side] = {'proc': f_st, 'signals': f_n.get('signals'), 'io': f_n.get('io', False),
+                           'cpu_ms_per_notification': f_st['cpu_s'] * 1000 / n}
     if floor:
         rep['floor'] = floor
         f_s, f_l = floor.get('strapd', {}), floor.get('logger', {})
-        t.append('| dbus-floor beside it: CPU per notification (ms), signals seen | %s, %s | %s, %s | %s | |' % (
-            ms(f_s.get('cpu_ms_per_notification')), f_s.get('signals'), ms(f_l.get('cpu_ms_per_notification')),
+        t.append('| dbus-floor%s beside it: CPU per notification (ms), signals seen | %s, %s | %s, %s | %s | |' % (
+            ' --io' if f_s.get('io') or f_l.get('io') else '', ms(f_s.get('cpu_ms_per_notification')), f_s.get('signals'), ms(f_l.get('cpu_ms_per_notification')),
             f_l.get('signals'), ratio(f_s.get('cpu_ms_per_notification'), per_l)))
     t.append('')
     t.append('Logger latency over every characteristic (n %d): p50 %s ms, p99 %s ms.' % (

@@ -29,6 +29,8 @@
 #         its CPU per notification is what waking once per notification costs any process in
 #         this VM (OUT/floor-{strapd,logger}.json, a row of the table). A third process on the
 #         two vCPUs, so such a run is for the floor, not for comparisons with runs without it.
+#         floor-io: dbus-floor --io, which also appends a record per notification to a file
+#         beside strapd's store and writes a line to a reader: the floor of strapd's job.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
@@ -54,22 +56,27 @@ profile_end() {
 }
 # floor_start NAME / floor_end: dbus-floor beside one side's window (argument 7).
 floor_start() {
-	[ "$FLOOR" = floor ] || return 0
-	/host/dbus-floor > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
+	[ -n "$FLOOR" ] || return 0
+	if [ "$FLOOR" = floor-io ]; then
+		mkdir -p "/var/lib/dbus-floor-$1"
+		/host/dbus-floor --io "/var/lib/dbus-floor-$1" > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
+	else
+		/host/dbus-floor > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
+	fi
 	FLOOR_PID=$!
 	FLOOR_NAME=$1
 	python3 "$PY/procstat.py" "$FLOOR_PID" "$SECS" > "$OUT/floor-$1-stat.json" &
 	FLOOR_STAT_PID=$!
 }
 floor_end() {
-	[ "$FLOOR" = floor ] || return 0
+	[ -n "$FLOOR" ] || return 0
 	wait "$FLOOR_STAT_PID" 2>/dev/null
 	kill -TERM "$FLOOR_PID" 2>/dev/null
 	wait "$FLOOR_PID" 2>/dev/null
 	tail -1 "/tmp/floor-$FLOOR_NAME.out" > "$OUT/floor-$FLOOR_NAME.json"
 }
 daemon_require
-[ "$FLOOR" != floor ] || [ -x /host/dbus-floor ] || skip "no /host/dbus-floor (stage-binaries.sh builds it when cc is there)"
+[ -z "$FLOOR" ] || [ -x /host/dbus-floor ] || skip "no /host/dbus-floor (stage-binaries.sh builds it when cc is there)"
 python3 -c 'import bleak' 2>/dev/null || skip "bleak is not installed in the image (image/pip-requirements.txt, LAB_PIP_PKGS)"
 # Discovered devices stay known until paired (strapd's turn scans all four before pairing any).
 sed -i 's/^#\?TemporaryTimeout = .*/TemporaryTimeout = 0/' /etc/bluetooth/main.conf
