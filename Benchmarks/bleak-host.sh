@@ -37,20 +37,13 @@ trap cleanup EXIT
 # shellcheck source=mockbus.sh
 . "$repo/Benchmarks/mockbus.sh"
 
+# The logger's packages as pinned for the lab image (not Bumble, which only the guest runs).
 venv=$repo/.build/bleak-venv
-want=$(grep -E '^(bleak|dbus-fast|typing-extensions)==' "$repo/Tests/lab/image/pip-requirements.txt")
-if [ "$(cat "$venv/.pins" 2>/dev/null)" != "$want" ]; then
-	/usr/bin/python3 -m venv "$venv"
-	# shellcheck disable=SC2086
-	"$venv/bin/pip" install --disable-pip-version-check --no-input -q $want
-	echo "$want" > "$venv/.pins"
-fi
+grep -E '^(bleak|dbus-fast|typing-extensions)==' "$repo/Tests/lab/image/pip-requirements.txt" > "$work/bleak-requirements.txt"
+"$repo/scripts/pyvenv.sh" "$venv" "$work/bleak-requirements.txt" > /dev/null
 
-# Run time of all the process's threads in ns (schedstat): exact, where utime+stime are 10 ms
-# ticks, too coarse for a minute of either side on this CPU. Thread ids too: one that ends in
-# the window takes its share with it.
-runtime() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END{printf "%d", s}'; }
-threads() { ls /proc/"$1"/task | sort | tr '\n' ' '; }
+# CPU is the run time of the threads (mockbus.sh's runtime): utime+stime are 10 ms ticks, too
+# coarse for a minute of either side on this CPU; they are printed as a check.
 watch() {   # NAME PID COUNT-COMMAND: the window, with the count and run time before and after
 	local c0 c1 r0 r1 t0
 	sleep 5
@@ -70,7 +63,7 @@ record=()
 [ "${RECORD:-0}" = 1 ] && record=(--record "$ram/capture.jsonl")
 strapd_streaming "$work" "$ram/strapd" "$strapd" "$strapctl" "${record[@]}"
 spid=$STRAPD_PID
-events() { "$strapctl" --socket "$work/s.sock" status | awk '/pipeline:/{print $5}'; }
+events() { strapd_events "$work" "$strapctl"; }
 watch strapd "$spid" events
 kill "$spid" "$MOCKBLUEZ"
 

@@ -33,16 +33,12 @@ strapd_streaming "$work" "$state" "$strapd" "$strapctl"
 pid=$STRAPD_PID
 sleep 5
 
-events() { "$strapctl" --socket "$work/s.sock" status | awk '/pipeline:/{print $5}'; }
+events() { strapd_events "$work" "$strapctl"; }
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 switches() { cat /proc/$pid/task/*/status | awk '/ctxt_switches/{s += $2} END{print s}'; }
-# Run time in ns per thread (schedstat), exact where the ticks are a sample; a thread that
-# ends within the window takes its share with it, so the thread ids are compared too.
-runtime() { cat /proc/$pid/task/*/schedstat | awk '{s += $1} END{printf "%d", s}'; }
-threads() { ls /proc/$pid/task | sort | tr '\n' ' '; }
-e0=$(events); t0=$(ticks); s0=$(switches); r0=$(runtime); th0=$(threads)
+e0=$(events); t0=$(ticks); s0=$(switches); r0=$(runtime "$pid"); th0=$(threads "$pid")
 sleep "$secs"
-e1=$(events); t1=$(ticks); s1=$(switches); r1=$(runtime); th1=$(threads)
+e1=$(events); t1=$(ticks); s1=$(switches); r1=$(runtime "$pid"); th1=$(threads "$pid")
 n=$((e1 - e0))
 [ "$n" -gt 0 ] || { echo "bluez-path-cost: no events (see $work/strapd.log)" >&2; exit 1; }
 echo "strapd $(basename "$strapd"): $n events in ${secs} s; CPU $(( (t1 - t0) * 10 )) ms," \

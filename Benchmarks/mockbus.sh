@@ -1,12 +1,19 @@
 # Sourced by the host benchmarks that run strapd or a peer against the test suite's mock
 # bluetoothd (Tests/Fixtures/mockbluez) on a private bus, without a Bluetooth controller.
 #
+#   runtime PID / threads PID  the run time in ns of all PID's threads (schedstat: exact, where
+#                              utime+stime are 10 ms ticks) and their ids: a thread that ends
+#                              in a window takes its share with it, so compare the ids too
+#   strapd_events DIR CTL      the pipeline events of the strapd on DIR/s.sock so far
 #   mockbus_start DIR          a dbus-daemon listening in DIR; sets MOCKBUS (its address)
 #   mockbluez_start DIR HZ KNOWN [NAME]
 #                              the mock with four sensors (hr, hr, csc, rsc) notifying HZ times
 #                              a second each; KNOWN true: bluetoothd has them cached at start,
 #                              false: only discovery finds them. Sets MOCKBLUEZ (its pid).
 # Both append their pids to the caller's pids array (its cleanup kills them).
+runtime() { cat /proc/"$1"/task/*/schedstat | awk '{s += $1} END{printf "%d", s}'; }
+threads() { ls /proc/"$1"/task | sort | tr '\n' ' '; }
+strapd_events() { "$2" --socket "$1/s.sock" status | awk '/pipeline:/{print $5}'; }
 mockbus_start() {
 	sed "s|LISTEN_DIR|$1|" "$repo/Tests/Fixtures/mockbluez/bus.conf" > "$1/bus.conf"
 	dbus-daemon --config-file="$1/bus.conf" --nofork --nopidfile --nosyslog --print-address=1 > "$1/address" 2>/dev/null &

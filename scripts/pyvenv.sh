@@ -3,10 +3,13 @@
 # FIT/TCX/CSV files and HRV figures (Tests/Fixtures/export/requirements.txt, docs/export.md).
 # Idempotent: a stamp holds the hash of the requirements; nothing is done when it matches.
 # Needs Debian's python3-venv (scripts/deps.sh) and PyPI.
+#
+#   scripts/pyvenv.sh [VENV REQUIREMENTS]   another venv from another pinned list (paths from
+#                                           the repository's top; Benchmarks/bleak-host.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-venv=.build/venv
-req=Tests/Fixtures/export/requirements.txt
+venv=${1:-.build/venv}
+req=${2:-Tests/Fixtures/export/requirements.txt}
 stamp=$venv/.strapd-requirements
 want=$(sha256sum "$req" | cut -d' ' -f1)
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then

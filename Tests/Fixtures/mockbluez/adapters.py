@@ -15,7 +15,8 @@ from gatt import ADAPTER, BATTERY, DEVICE, GATT_MANAGER, OM
 
 class AdapterMixin:
     """Methods of MockBlueZ that deal with adapters; expects self.main, self.sensors,
-    self.events, self.add_device and self.disconnect."""
+    self.events, self.heard (the (address, adapter) pairs advertised in the adapter's present
+    discovery), self.add_device and self.disconnect."""
 
     def adapter_path(self, name=None):
         return '/org/bluez/' + (name or self.adapter_names[0])
@@ -88,7 +89,7 @@ class AdapterMixin:
         # Sensors in range show up a little later, as advertisements would, and keep
         # showing up while discovery runs.
         if not already:
-            self.heard = {a for a in getattr(self, 'heard', set()) if a[1] != name}
+            self.heard = {a for a in self.heard if a[1] != name}
             GLib.timeout_add(150, self.advertise, adapter, name)
 
     def stop_discovery(self, adapter, name):

@@ -67,6 +67,7 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
         self.powered = {name: True for name in self.adapter_names}
         self.present = {}
         self.discovery_filter = None
+        self.heard = set()
         self.applications = []    # (sender, path, [uuids])
         self.agent = None         # (sender, path, capability)
         self.pair_results = []

@@ -57,12 +57,9 @@ profile_end() {
 # floor_start NAME / floor_end: dbus-floor beside one side's window (argument 7).
 floor_start() {
 	[ -n "$FLOOR" ] || return 0
-	if [ "$FLOOR" = floor-io ]; then
-		mkdir -p "/var/lib/dbus-floor-$1"
-		/host/dbus-floor --io "/var/lib/dbus-floor-$1" > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
-	else
-		/host/dbus-floor > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
-	fi
+	local io=()
+	[ "$FLOOR" = floor-io ] && mkdir -p "/var/lib/dbus-floor-$1" && io=(--io "/var/lib/dbus-floor-$1")
+	/host/dbus-floor "${io[@]}" > "/tmp/floor-$1.out" 2> "$OUT/floor-$1.err" &
 	FLOOR_PID=$!
 	FLOOR_NAME=$1
 	python3 "$PY/procstat.py" "$FLOOR_PID" "$SECS" > "$OUT/floor-$1-stat.json" &
