@@ -40,8 +40,22 @@ public final class WorkoutCatalog: Sendable {
     private func refresh() throws(StrapError) -> [Entry] {
         try loading.withLock { _ throws(StrapError) -> [Entry] in
             var s = state.withLock { $0 } ?? State()
+            var expired: UInt64?
             while true {
-                let page = try store.anchored(types: [.workout], anchor: s.anchor, limit: 4096)
+                let page: AnchoredResult
+                do throws(StrapError) {
+                    page = try store.anchored(types: [.workout], anchor: s.anchor, limit: 4096)
+                } catch {
+                    // Retention dropped segments past the index's anchor while it was idle. The
+                    // items there are gone with their segments, so jump over them as the MQTT
+                    // publisher does: an entry at or below `oldest` named a workout in a dropped
+                    // segment, and a tombstone for a kept workout lies after it, in a kept one.
+                    guard case .anchorExpired(let oldest) = error else { throw error }
+                    s.entries = s.entries.filter { $0.key > oldest }
+                    s.anchor = oldest
+                    expired = oldest
+                    continue
+                }
                 for case .workout(let w) in page.added {
                     s.entries[w.anchor] = Entry(uuid: w.uuid, anchor: w.anchor, sessionID: w.sessionID, start: w.start, end: w.end)
                 }
@@ -53,7 +67,7 @@ public final class WorkoutCatalog: Sendable {
             state.withLock { current in
                 // Keep what `add` put in meanwhile.
                 var merged = snapshot
-                for (a, e) in current?.entries ?? [:] where merged.entries[a] == nil { merged.entries[a] = e }
+                for (a, e) in current?.entries ?? [:] where merged.entries[a] == nil && a > (expired ?? 0) { merged.entries[a] = e }
                 current = merged
             }
             return Array(snapshot.entries.values)
