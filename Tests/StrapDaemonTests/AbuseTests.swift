@@ -170,6 +170,46 @@ import StrapWire
         }
         #expect(anchors == Array(1...20_000))
     }
+
+    @Test func aWorkoutFollowerFilledByMessagesEndsWithAnErrorNotAGap() throws {
+        let limits = OutputLimits(highWater: 16 * 1024, lowWater: 4 * 1024, hardLimit: 64 * 1024)
+        let clock = WorkoutProtocolTests.TestClock()
+        let h = try RouterHarness(outputLimits: limits, workoutClock: clock.now)
+        defer { h.close() }
+        let control = try h.client()
+        let started = try control.call(#"{"id":1,"op":"workout.start","activityType":"walking","devices":[]}"#)
+        guard case .object(let s)? = started.result["session"], let id = s.string("session") else {
+            Issue.record("not started: \(started)"); return
+        }
+        let stalled = try h.client()
+        #expect(try stalled.call(#"{"id":"live","op":"workout.live","session":"\#(id)"}"#).isOK)
+        // The follower stops reading; another participant's messages (never dropped) fill its
+        // buffer and the kernel's, then the session pauses and is saved.
+        let pad = String(repeating: "x", count: 4000)
+        let sent = 600
+        for n in 0..<sent {
+            #expect(try control.call(#"{"id":2,"op":"workout.send","session":"\#(id)","payload":{"n":\#(n),"pad":"\#(pad)"}}"#).isOK)
+        }
+        clock.set(seconds: 5)
+        #expect(try control.call(#"{"id":3,"op":"workout.pause","session":"\#(id)"}"#).isOK)
+        #expect(try control.call(#"{"id":4,"op":"workout.end","session":"\#(id)"}"#).isOK)
+
+        // What it reads is every message in order up to some point, then the error that says
+        // the stream ended there: nothing after it, and nothing missing before it.
+        let (error, before) = try stalled.read { $0.string("id") == "live" && $0.event == "error" }
+        #expect(error.data.string("code") == "busy")
+        let numbers = before.filter { $0.event == "message" }.compactMap { m -> Int64? in
+            guard case .object(let p)? = m.data["payload"] else { return nil }
+            return p.int("n")
+        }
+        #expect(before.allSatisfy { $0.event == "message" || $0.event == "statistics" })
+        #expect(numbers == Array(0..<Int64(numbers.count)))
+        #expect(numbers.count < sent)  // it really overflowed
+        try stalled.send(#"{"id":"after","op":"status"}"#)
+        let (reply, between) = try stalled.read { $0.string("id") == "after" }
+        #expect(reply.isOK)
+        #expect(between.isEmpty, "\(between)")
+    }
 }
 
 /// Polls `condition` (bounded number of tries); the tests never assert on durations.

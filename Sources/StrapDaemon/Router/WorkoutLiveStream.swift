@@ -38,8 +38,9 @@ extension RequestRouter {
 
 /// One `workout.live` follower. Events reach it on any queue and are written on the
 /// connection's; until the `ok` is written they wait, so the reply always comes first. A
-/// follower above its connection's high-water mark misses events and is told how many
-/// (`dropped`); `workout.get` gives the whole picture again.
+/// follower above its connection's high-water mark misses statistics and is told how many
+/// (`dropped`); `workout.get` gives the whole picture again. Any other event is delivered or
+/// the stream ends with an `error` (`busy`) after the last one delivered: never a silent gap.
 final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
     /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
     private weak var router: RequestRouter?
@@ -53,6 +54,8 @@ final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
     private var isStarted = false
     private var ended = false
     private var dropped = 0
+    /// The `error` that ends an overflowed stream, until the connection has room for it.
+    private var pendingError: [UInt8]?
 
     init(router: RequestRouter, session: ClientSession, id: RequestID, workout: UUID) {
         self.router = router
@@ -87,19 +90,43 @@ final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
     private func write(_ event: WorkoutFeedEvent) {
         guard !ended else { return }
         let (kind, data) = Self.encode(event)
-        if case .finished = event {
-            session.connection.write(Reply.event(id: id, kind: kind, dataJSON: data))
-            end()
-            router?.streamEnded(id: id, in: session, stream: self)
-            return
-        }
         // State changes and saves are rare: never dropped; statistics are dropped when behind.
         if case .statistics = event, session.connection.isAboveHighWater {
             dropped += 1
             return
         }
         if dropped > 0 { flushDropped() }
-        _ = session.connection.write(Reply.event(id: id, kind: kind, dataJSON: data))
+        switch session.connection.write(Reply.event(id: id, kind: kind, dataJSON: data)) {
+        case .queued:
+            guard case .finished = event else { return }
+            end()
+            router?.streamEnded(id: id, in: session, stream: self)
+        case .rejected:
+            overflowed(by: kind)
+        case .closed:
+            break
+        }
+    }
+
+    /// An event the stream promises not to drop does not fit the connection's buffer (a
+    /// follower that stopped reading while `message`s, which are never dropped either, filled
+    /// it). Rather than leave a gap the follower cannot see, the stream ends here: its last
+    /// event is an `error`, written as soon as there is room for it.
+    private func overflowed(by kind: String) {
+        end()
+        pendingError = Reply.event(id: id, kind: "error", data: [
+            "code": .string(ErrorCode.busy.rawValue),
+            "message": .string("this follower fell behind: a \(kind) event did not fit its connection's output buffer " +
+                               "(client_buffer), so the stream ends here; read the session with workout.get and follow it again"),
+        ])
+        flushPendingError()
+    }
+
+    private func flushPendingError() {
+        guard let error = pendingError else { return }
+        if session.connection.write(error) == .rejected { return }
+        pendingError = nil
+        router?.streamEnded(id: id, in: session, stream: self)
     }
 
     private func flushDropped() {
@@ -109,10 +136,16 @@ final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
     }
 
     func outputDrained() {
-        if !ended, dropped > 0 { flushDropped() }
+        if pendingError != nil { flushPendingError() } else if !ended, dropped > 0 { flushDropped() }
     }
 
     func cancel(notify: Bool) {
+        if let error = pendingError {
+            // Ended by the overflow already: the follower learns that, not a plain `cancelled`.
+            pendingError = nil
+            if notify { session.connection.write(error) }
+            return
+        }
         guard !ended else { return }
         end()
         if notify { session.connection.write(Reply.event(id: id, kind: "cancelled", data: [:])) }
