@@ -109,7 +109,7 @@ let package = Package(
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
         .testTarget(name: "StrapDBusTests", dependencies: ["StrapDBus"]),
-        .testTarget(name: "StrapMQTTTests", dependencies: ["StrapMQTTProtocol", "StrapMQTT", "StrapModel", "StrapConfig", "StrapWire",
+        .testTarget(name: "StrapMQTTTests", dependencies: ["StrapMQTTProtocol", "StrapMQTT", "CMosquittoLoader", "StrapModel", "StrapConfig", "StrapWire",
                                                          "ThirdPartyReaders"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
         .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),

@@ -1,4 +1,5 @@
 #include "mosquitto_loader.h"
+#include <mqtt_protocol.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -7,9 +8,9 @@
 #define STRAP_MOSQUITTO_FUNCTIONS(X) \
     X(lib_init) X(new) X(destroy) X(user_data_set) X(int_option) X(max_inflight_messages_set) \
     X(username_pw_set) X(tls_set) X(tls_opts_set) X(tls_insecure_set) X(will_set) X(reconnect_delay_set) \
-    X(connect_callback_set) X(disconnect_callback_set) X(publish_v5_callback_set) X(log_callback_set) \
+    X(connect_v5_callback_set) X(disconnect_callback_set) X(publish_v5_callback_set) X(log_callback_set) \
     X(connect) X(socket) X(loop_read) X(loop_write) X(loop_misc) X(want_write) X(publish) X(disconnect) \
-    X(strerror) X(reason_string) X(connack_string)
+    X(strerror) X(reason_string) X(connack_string) X(property_read_int16)
 
 static struct {
 #define STRAP_POINTER(name) __typeof__(mosquitto_##name) *name;
@@ -66,8 +67,15 @@ int strap_mosquitto_will_set(struct mosquitto *mosq, const char *topic, int payl
 int strap_mosquitto_reconnect_delay_set(struct mosquitto *mosq, unsigned int delay, unsigned int delay_max, bool exponential) {
     return api.reconnect_delay_set(mosq, delay, delay_max, exponential);
 }
-void strap_mosquitto_connect_callback_set(struct mosquitto *mosq, void (*on_connect)(struct mosquitto *, void *, int)) {
-    api.connect_callback_set(mosq, on_connect);
+void strap_mosquitto_connect_v5_callback_set(struct mosquitto *mosq,
+                                             void (*on_connect)(struct mosquitto *, void *, int, int, const mosquitto_property *)) {
+    api.connect_v5_callback_set(mosq, on_connect);
+}
+int strap_mosquitto_receive_maximum(const mosquitto_property *props) {
+    uint16_t value = 0;
+    /* Absent: the broker takes 65535 at once (MQTT 5, 3.2.2.3.3); MQTT 3.1.1 has no such limit. */
+    if (!props || !api.property_read_int16(props, MQTT_PROP_RECEIVE_MAXIMUM, &value, false)) return 65535;
+    return value;
 }
 void strap_mosquitto_disconnect_callback_set(struct mosquitto *mosq, void (*on_disconnect)(struct mosquitto *, void *, int)) {
     api.disconnect_callback_set(mosq, on_disconnect);

@@ -7,9 +7,9 @@ import StrapOS
 /// cursor persisted, the second's burst), and clocks.
 extension MQTTPublisher {
     func noteProgress(published: UInt64 = 0, acknowledged: UInt64 = 0) {
-        let now = Self.now()
-        if window.cursor >= store.latestAnchor { caughtUpAt = now }
-        let cursor = window.cursor, behind = now - caughtUpAt
+        let now = Self.now(), latest = store.latestAnchor
+        lag.observe(latest: latest, at: now)
+        let cursor = window.cursor, behind = lag.seconds(cursor: cursor, latest: latest, now: now)
         update {
             $0.published &+= published
             $0.acknowledged &+= acknowledged

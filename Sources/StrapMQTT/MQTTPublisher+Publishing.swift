@@ -53,13 +53,18 @@ extension MQTTPublisher {
         }
     }
 
+    /// A message outside the store's order (retained state, `status`); at QoS 1 it is in flight
+    /// in the window until acknowledged.
     func publishRaw(_ client: MosquittoClient, topic: String, bytes: [UInt8], qos: Int, retain: Bool) -> Bool {
-        if case .failure(let e) = bytes.withUnsafeBytes({ client.publish(topic: topic, payload: $0, qos: qos, retain: retain) }) {
+        switch bytes.withUnsafeBytes({ client.publish(topic: topic, payload: $0, qos: qos, retain: retain) }) {
+        case .success(let mid):
+            if qos > 0 { window.publishedOutside(mid: mid, topic: topic) }
+            return true
+        case .failure(let e):
             // Not connected any more: every retained topic is published again on reconnect.
             if case .library(_, let rc) = e, rc == MOSQ_ERR_NO_CONN.rawValue || rc == MOSQ_ERR_CONN_LOST.rawValue { return false }
             log(.warning, "mqtt: publishing \(topic): \(e)")
             return false
         }
-        return true
     }
 }

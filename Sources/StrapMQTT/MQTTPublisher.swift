@@ -40,7 +40,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     private var retained: [String: [UInt8]] = [:]
     private var retainedOrder: [String] = []
     var topicCache: [TopicKey: String] = [:]
-    var caughtUpAt: Double
+    var lag = DeliveryLag()
     /// Signalled by `stop`: ends the tick thread.
     private let tickerStop = DispatchSemaphore(value: 0)
     var stateSource: RetainedStateSource?
@@ -86,7 +86,6 @@ public final class MQTTPublisher: @unchecked Sendable {
         window = DeliveryWindow(capacity: settings.maxInflight, cursor: start)
         backoff = settings.backoff
         persisted = start
-        caughtUpAt = Self.now()
         snapshot.withLock { $0.broker = settings.broker.description; $0.cursor = start }
     }
 
@@ -153,13 +152,28 @@ public final class MQTTPublisher: @unchecked Sendable {
     }
 
     /// Retained topics changed since they were last published (all of them after a reconnect).
+    /// They share the window with the samples (the broker's Receive Maximum counts both) and go
+    /// first; what finds no room goes once acknowledgements open some.
     private func publishRetained() {
         guard let client, connected, !unsentRetained.isEmpty else { return }
         for topic in retainedOrder where unsentRetained.contains(topic) {
-            _ = publishRaw(client, topic: topic, bytes: retained[topic]!, qos: settings.qos == 0 ? 0 : 1, retain: true)
+            guard window.hasRoom, connected, let bytes = retained[topic] else { break }
+            guard publishRaw(client, topic: topic, bytes: bytes, qos: settings.qos == 0 ? 0 : 1, retain: true) else { break }
+            unsentRetained.remove(topic)
         }
-        unsentRetained.removeAll(keepingCapacity: true)
     }
+
+    /// A clearing (an empty retained message) the broker acknowledged is done: it is not kept
+    /// for later connections, so the retained set does not grow with every session and
+    /// forgotten device. (A broker that loses its retained messages loses what it cleared too.)
+    private func retainedAcknowledged(_ topic: String) {
+        guard retained[topic]?.isEmpty == true, !unsentRetained.contains(topic) else { return }
+        retained[topic] = nil
+        retainedOrder.removeAll { $0 == topic }
+    }
+
+    /// Retained topics kept for the next reconnect (tests).
+    public var retainedTopicCount: Int { queue.sync { retained.count } }
 
     /// Waits until what was queued before has run (tests).
     public func sync() { queue.sync {} }
@@ -177,11 +191,11 @@ public final class MQTTPublisher: @unchecked Sendable {
             username: s.username, password: s.password, caFile: s.caFile, certFile: s.certFile, keyFile: s.keyFile,
             tls: s.tls, tlsVerify: s.tlsVerify, maxInflight: s.maxInflight, will: (s.topics.status, "offline"))
         let events = MosquittoClient.Events(
-            connected: { [weak self] rc in
+            connected: { [weak self] rc, receiveMaximum in
                 // A refusal ends the read that brought it: recorded now, so that the failure
                 // names it rather than the lost connection.
                 if rc != 0 { self?.refusal.store(rc, ordering: .relaxed) }
-                self?.onQueue(gen) { $0.connected(rc) }
+                self?.onQueue(gen) { $0.connected(rc, receiveMaximum: receiveMaximum) }
             },
             disconnected: { [weak self] rc in self?.onQueue(gen) { $0.failed(.lost(rc)) } },
             acknowledged: { [weak self] mid, reason in self?.acknowledged(mid, reason) },
@@ -244,7 +258,7 @@ public final class MQTTPublisher: @unchecked Sendable {
 
     static let connackTimeout = 10
 
-    private func connected(_ rc: Int32) {
+    private func connected(_ rc: Int32, receiveMaximum: Int) {
         guard rc == 0 else { return failed(.refused(rc)) }
         guard let client else { return }
         connected = true
@@ -256,8 +270,13 @@ public final class MQTTPublisher: @unchecked Sendable {
         // (an ACL) must not be retried in a tight loop.
         connectedAt = Self.now()
         window.reset()
-        update { $0.state = .connected; $0.connects += 1; $0.retryIn = nil }
-        log(.notice, "mqtt: connected to \(settings.broker) as \(settings.clientID), publishing under \(settings.topics.prefix)/ from anchor \(window.cursor)")
+        // MQTT 5: no more in flight than the broker takes (mosquitto: max_inflight_messages,
+        // 20 by default). libmosquitto would queue the rest inside itself, out of this window's
+        // sight. MQTT 3.1.1 has no such announcement: the configured window alone.
+        if settings.protocolVersion == .v5 { window.limit(to: receiveMaximum) }
+        let limit = window.limit
+        update { $0.state = .connected; $0.connects += 1; $0.retryIn = nil; $0.inflightLimit = limit }
+        log(.notice, "mqtt: connected to \(settings.broker) as \(settings.clientID), publishing under \(settings.topics.prefix)/ from anchor \(window.cursor)\(limit < settings.maxInflight ? " (the broker takes \(limit) messages in flight)" : "")")
         _ = publishRaw(client, topic: settings.topics.status, bytes: Array("online".utf8), qos: 1, retain: true)
         unsentRetained = Set(retainedOrder)
         burst()
@@ -282,6 +301,7 @@ public final class MQTTPublisher: @unchecked Sendable {
         log(backoff.attempts == 1 ? .warning : .error, "mqtt: \(settings.broker): \(text); retrying in \((seconds * 10).rounded() / 10) s")
         update {
             $0.state = .waiting
+            $0.inflightLimit = nil
             $0.lastError = text
             $0.lastErrorAt = Int64(Self.wall() * 1000)
             $0.retryIn = seconds
@@ -318,11 +338,14 @@ public final class MQTTPublisher: @unchecked Sendable {
         watchReplies()
     }
 
-    /// Caught up, the broker's replies wait for the next tick (`tick` reads them first); with
-    /// more to publish, they are read as they come, since the acknowledgements pace the pump.
+    /// While anything is in flight or waits to be published, the broker's replies are read as
+    /// they come: the acknowledgements pace the pump and advance the cursor. With nothing
+    /// outstanding they wait for the next tick (`tick` reads them first), so an idle
+    /// connection costs no wake-up of its own.
     private func watchReplies() {
         guard let connection, connected else { return }
-        connection.watchReads(!(backlog.isEmpty && store.latestAnchor == window.published))
+        let outstanding = window.inFlight > 0 || !unsentRetained.isEmpty || !backlog.isEmpty || store.latestAnchor != window.published
+        connection.watchReads(outstanding)
     }
 
     /// Inside `strap_mosquitto_loop_read`, on the queue: only noted here (acting now could end the
@@ -334,6 +357,7 @@ public final class MQTTPublisher: @unchecked Sendable {
     /// The socket had something: libmosquitto read it and ran its callbacks here, on the queue.
     private func serviced() {
         drainAcknowledgements()
+        publishRetained()
         pump()
         watchReplies()
     }
@@ -360,7 +384,11 @@ public final class MQTTPublisher: @unchecked Sendable {
                 // the connection is dropped and the message published again after the backoff.
                 return failed(.rejected(topic: "a strapd topic (message \(mid))", reason: reason))
             }
-            if window.acknowledged(mid: mid) { counted += 1 }
+            if let topic = window.acknowledgedOutside(mid: mid) {
+                retainedAcknowledged(topic)
+            } else if window.acknowledged(mid: mid) {
+                counted += 1
+            }
         }
         if counted > 0 {
             backoff.reset()

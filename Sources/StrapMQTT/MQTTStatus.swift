@@ -10,8 +10,11 @@ public struct MQTTStatus: Sendable, Equatable {
     public var cursor: UInt64 = 0
     /// Store items (samples, workouts, deletions) after the cursor.
     public var lagItems: UInt64 = 0
-    /// How long the cursor has been behind the store; 0 when caught up.
+    /// How long the oldest item the broker has not acknowledged has waited; 0 when caught up.
     public var lagSeconds: Double = 0
+    /// Messages allowed in flight on this connection: `max_inflight`, or the broker's smaller
+    /// Receive Maximum (MQTT 5).
+    public var inflightLimit: Int?
     public var published: UInt64 = 0
     public var acknowledged: UInt64 = 0
     public var connects: UInt64 = 0

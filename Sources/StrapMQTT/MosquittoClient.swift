@@ -10,7 +10,8 @@ import Synchronization
 /// acknowledgement is read by the thread that counts it.
 final class MosquittoClient: @unchecked Sendable {
     struct Events: Sendable {
-        var connected: @Sendable (_ code: Int32) -> Void
+        /// `receiveMaximum`: the CONNACK's Receive Maximum (65535 when it had none).
+        var connected: @Sendable (_ code: Int32, _ receiveMaximum: Int) -> Void
         var disconnected: @Sendable (_ code: Int32) -> Void
         var acknowledged: @Sendable (_ mid: Int32, _ reason: Int32) -> Void
         var logged: @Sendable (_ level: Int32, _ message: String) -> Void
@@ -45,6 +46,11 @@ final class MosquittoClient: @unchecked Sendable {
         handle = h
         strap_mosquitto_user_data_set(h, Unmanaged.passUnretained(self).toOpaque())
         do throws(MQTTError) {
+            // libmosquitto answers an unreadable file with "Invalid function arguments": the
+            // file and errno are named here instead (docs/mqtt.md#errors).
+            for (key, path) in [("ca_file", o.caFile), ("cert_file", o.certFile), ("key_file", o.keyFile)] where o.tls {
+                if let path { try Self.checkReadable(key, path) }
+            }
             try check("protocol", strap_mosquitto_int_option(h, MOSQ_OPT_PROTOCOL_VERSION, o.protocolVersion))
             // Our window bounds what is in flight; libmosquitto must not queue behind it.
             try check("max_inflight", strap_mosquitto_max_inflight_messages_set(h, UInt32(o.maxInflight)))
@@ -64,10 +70,14 @@ final class MosquittoClient: @unchecked Sendable {
             // A client left alone must not reconnect on its own before `close` ends it.
             _ = strap_mosquitto_reconnect_delay_set(h, 3600, 3600, false)
         } catch {
-            strap_mosquitto_destroy(h)
+            // Every stored property is set, so `deinit` runs after this throw: `close` frees
+            // the handle once and marks it closed (freeing it here as well was a double free).
+            close()
             throw error
         }
-        strap_mosquitto_connect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.connected(rc) }
+        strap_mosquitto_connect_v5_callback_set(h) { _, obj, rc, _, properties in
+            MosquittoClient.client(obj)?.events.connected(rc, Int(strap_mosquitto_receive_maximum(properties)))
+        }
         strap_mosquitto_disconnect_callback_set(h) { _, obj, rc in MosquittoClient.client(obj)?.events.disconnected(rc) }
         strap_mosquitto_publish_v5_callback_set(h) { _, obj, mid, reason, _ in MosquittoClient.client(obj)?.events.acknowledged(mid, reason) }
         strap_mosquitto_log_callback_set(h) { _, obj, level, text in
@@ -122,6 +132,12 @@ final class MosquittoClient: @unchecked Sendable {
 
     private func check(_ call: String, _ rc: Int32) throws(MQTTError) {
         guard rc == MOSQ_ERR_SUCCESS.rawValue else { throw MQTTError(call, rc) }
+    }
+
+    private static func checkReadable(_ key: String, _ path: String) throws(MQTTError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw .system("mqtt.\(key) \(path)", String(cString: strerror(errno))) }
+        Glibc.close(fd)
     }
 }
 

@@ -88,6 +88,85 @@ import Testing
         }
         #expect(w.inFlight == 0)
     }
+
+    /// mosquitto's CONNACK announces Receive Maximum 20 by default: the window then holds 20,
+    /// retained-state messages included, so libmosquitto never queues behind it.
+    @Test func theBrokersReceiveMaximumBoundsEverythingInFlight() {
+        var w = DeliveryWindow(capacity: 1024, cursor: 0)
+        w.limit(to: 20)
+        #expect(w.limit == 20 && w.room == 20)
+        w.publishedOutside(mid: 1, topic: "strapd/box/devices/AA/state")
+        for i in 2...20 { w.published(mid: Int32(i), upTo: UInt64(i)) }
+        #expect(!w.hasRoom && w.inFlight == 20)
+        #expect(w.acknowledgedOutside(mid: 1) == "strapd/box/devices/AA/state")
+        #expect(w.acknowledgedOutside(mid: 1) == nil, "once")
+        #expect(w.hasRoom && w.cursor == 0)
+        let sample = w.acknowledged(mid: 2)
+        #expect(sample && w.cursor == 2)
+        #expect(w.acknowledgedOutside(mid: 3) == nil, "a sample's id is not a retained message's")
+        w.limit(to: 65535)
+        #expect(w.limit == 1024, "never above max_inflight")
+        w.reset()
+        #expect(w.limit == 1024 && w.inFlight == 0, "a new connection learns its limit again")
+    }
+
+    /// Retention jumps and store rewinds keep the connection's limit and retained messages.
+    @Test func aJumpKeepsTheConnectionsLimitAndRetainedMessages() {
+        var w = DeliveryWindow(capacity: 64, cursor: 0)
+        w.limit(to: 5)
+        w.publishedOutside(mid: 9, topic: "t")
+        w.published(mid: 10, upTo: 4)
+        w.jump(to: 100)
+        #expect(w.limit == 5 && w.inFlight == 1 && w.cursor == 100)
+    }
+
+    /// A broken invariant (an anchor that goes back, a zero capacity) is absorbed, not a trap
+    /// in production.
+    @Test func brokenInvariantsDoNotTrap() {
+        var w = DeliveryWindow(capacity: 0, cursor: 10)
+        #expect(w.capacity == 1 && w.hasRoom)
+        w.published(mid: 1, upTo: 5)
+        #expect(w.published == 10)
+        w.acknowledged(mid: 1)
+        #expect(w.cursor == 10, "an out-of-order anchor covers nothing new")
+    }
+}
+
+/// `lagSeconds` in `status`: how long the oldest unacknowledged item has waited, not how long
+/// ago the publisher was last exactly caught up (which, with sensors notifying every second,
+/// could be never).
+@Suite struct DeliveryLagTests {
+    @Test func aPublisherKeepingUpShowsNoLagHoweverLongItRuns() {
+        var lag = DeliveryLag()
+        var cursor: UInt64 = 0, latest: UInt64 = 0
+        for second in 0..<300 {
+            let t = Double(second)
+            latest += 3          // three sensors
+            lag.observe(latest: latest, at: t)
+            #expect(lag.seconds(cursor: cursor, latest: latest, now: t + 0.01) <= 0.01 + 1e-9)
+            cursor = latest      // acknowledged within the second
+            #expect(lag.seconds(cursor: cursor, latest: latest, now: t + 0.02) == 0)
+        }
+    }
+
+    @Test func anOutageShowsTheAgeOfTheOldestWaitingItem() {
+        var lag = DeliveryLag()
+        lag.observe(latest: 10, at: 0)
+        #expect(lag.seconds(cursor: 10, latest: 10, now: 0) == 0)
+        for second in 1...10 { lag.observe(latest: 10 + UInt64(second) * 100, at: Double(second)) }
+        #expect(lag.seconds(cursor: 10, latest: 1010, now: 10) == 9, "item 11 was first seen at 1 s")
+        #expect(lag.seconds(cursor: 500, latest: 1010, now: 10.5) == 5.5, "items 501… first seen at 5 s")
+        #expect(lag.seconds(cursor: 1010, latest: 1010, now: 11) == 0)
+    }
+
+    @Test func aLongOutageKeepsABoundedNumberOfMarks() {
+        var lag = DeliveryLag()
+        for i in 0..<100_000 { lag.observe(latest: UInt64(i + 1), at: Double(i) * 0.2) }
+        let waited = lag.seconds(cursor: 0, latest: 100_000, now: 20_000)
+        #expect(waited == 20_000, "the oldest mark survives the thinning")
+        #expect(lag.seconds(cursor: 99_999, latest: 100_000, now: 20_000) < 1)
+    }
+
 }
 
 @Suite struct ReconnectBackoffTests {

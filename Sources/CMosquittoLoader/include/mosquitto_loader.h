@@ -26,7 +26,11 @@ int strap_mosquitto_tls_opts_set(struct mosquitto *mosq, int cert_reqs, const ch
 int strap_mosquitto_tls_insecure_set(struct mosquitto *mosq, bool value);
 int strap_mosquitto_will_set(struct mosquitto *mosq, const char *topic, int payloadlen, const void *payload, int qos, bool retain);
 int strap_mosquitto_reconnect_delay_set(struct mosquitto *mosq, unsigned int delay, unsigned int delay_max, bool exponential);
-void strap_mosquitto_connect_callback_set(struct mosquitto *mosq, void (*on_connect)(struct mosquitto *, void *, int));
+void strap_mosquitto_connect_v5_callback_set(struct mosquitto *mosq,
+                                             void (*on_connect)(struct mosquitto *, void *, int, int, const mosquitto_property *));
+/* The Receive Maximum of a CONNACK's properties: how many QoS 1 and 2 publishes the broker
+   takes unacknowledged (65535 when it says nothing). */
+int strap_mosquitto_receive_maximum(const mosquitto_property *props);
 void strap_mosquitto_disconnect_callback_set(struct mosquitto *mosq, void (*on_disconnect)(struct mosquitto *, void *, int));
 void strap_mosquitto_publish_v5_callback_set(struct mosquitto *mosq,
                                              void (*on_publish)(struct mosquitto *, void *, int, int, const mosquitto_property *props));

@@ -55,6 +55,7 @@ extension RequestRouter {
             "lagSeconds": .double((m.lagSeconds * 10).rounded() / 10),
             "published": .int(Int64(clamping: m.published)), "acknowledged": .int(Int64(clamping: m.acknowledged)),
             "connects": .int(Int64(clamping: m.connects)),
+            "inflightLimit": m.inflightLimit.map { .int(Int64($0)) } ?? .null,
             "lastError": m.lastError.map(JSONValue.string) ?? .null,
             "lastErrorAt": m.lastErrorAt.map { .string(RFC3339Timestamp.format(millisecondsSinceEpoch: $0)) } ?? .null,
             "retryIn": m.retryIn.map { .double(($0 * 10).rounded() / 10) } ?? .null,
