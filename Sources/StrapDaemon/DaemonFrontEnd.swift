@@ -40,7 +40,10 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         _ = live.subscribe { events in directory.observe(events) }
         // Sessions were recovered before (their service starts first); from here on they count
         // what the sources deliver.
-        workouts?.attach(hub: live)
+        workouts?.attach(hub: live) { [pipeline] in
+            pipeline.drain()
+            try pipeline.storeStage.flushAndSync()
+        }
         let devices = try sources(pipeline)
         workouts?.onEnergySaturated { [weak devices] address in devices?.resetEnergy(address) { _ in } }
         // The status closure sees the finished front end; set below, before any client can ask.

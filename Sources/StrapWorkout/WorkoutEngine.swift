@@ -23,6 +23,9 @@ public final class WorkoutEngine {
         var session: WorkoutSession
         /// Set once the ended session's workout is stored.
         var workout: Workout?
+        /// Between `beginEnd` and `finishEnd`: the workout is being saved outside the caller's
+        /// lock, so no other command may touch the session.
+        var saving = false
         init(_ session: WorkoutSession) {
             self.id = session.id
             self.session = session
@@ -42,6 +45,10 @@ public final class WorkoutEngine {
     let makeID: () -> UUID
     /// Ended sessions kept for `get`/`list` after their workout is saved (oldest dropped).
     public let keptEndedSessions: Int
+    /// The most sessions open at once (not ended, or ended with the workout unsaved): each
+    /// holds a journal file descriptor. `create` beyond it is `busy`.
+    public let maximumOpenSessions: Int
+    public static let defaultMaximumOpenSessions = 64
     /// Called after every change, on the caller's thread.
     public var onChange: ((SessionChange) -> Void)?
 
@@ -73,12 +80,14 @@ public final class WorkoutEngine {
     public static let maximumMessageBytes = 4096
 
     public init(journal: any WorkoutJournal, profiles: @escaping ProfileLookup, now: @escaping () -> Millis,
-                makeID: @escaping () -> UUID = { UUID() }, keptEndedSessions: Int = 16) {
+                makeID: @escaping () -> UUID = { UUID() }, keptEndedSessions: Int = 16,
+                maximumOpenSessions: Int = WorkoutEngine.defaultMaximumOpenSessions) {
         self.journal = journal
         self.profiles = profiles
         self.now = now
         self.makeID = makeID
         self.keptEndedSessions = keptEndedSessions
+        self.maximumOpenSessions = max(1, maximumOpenSessions)
     }
 
     // MARK: commands
@@ -87,6 +96,9 @@ public final class WorkoutEngine {
     @discardableResult
     public func create(_ configuration: WorkoutConfiguration) throws(StrapError) -> WorkoutSession {
         try configuration.validate()
+        guard open.count < maximumOpenSessions else {
+            throw .busy("\(open.count) workout sessions are open, the most strapd keeps (\(maximumOpenSessions)); end or discard one first")
+        }
         let id = makeID()
         guard open[id] == nil, !ended.contains(where: { $0.session.id == id }) else {
             throw .internal("session id \(id) is already in use")
@@ -103,11 +115,25 @@ public final class WorkoutEngine {
     @discardableResult
     public func start(_ configuration: WorkoutConfiguration, connectedDevices: [String]) throws(StrapError) -> WorkoutSession {
         let s = try create(configuration)
+        return try orDrop(s.id) { () throws(StrapError) in try start(s.id, connectedDevices: connectedDevices) }
+    }
+
+    /// Creates and prepares in one step (`workout.prepare` without a session); if the prepare
+    /// fails (a device busy), the new session is dropped again: the client never learnt its id.
+    @discardableResult
+    public func prepare(_ configuration: WorkoutConfiguration, connectedDevices: [String]) throws(StrapError) -> WorkoutSession {
+        let s = try create(configuration)
+        return try orDrop(s.id) { () throws(StrapError) in try prepare(s.id, connectedDevices: connectedDevices) }
+    }
+
+    /// Runs the first command of a session just created; when it fails, the session and its
+    /// journal go again, and followers (none yet, in practice) hear it was discarded.
+    private func orDrop(_ id: UUID, _ body: () throws(StrapError) -> WorkoutSession) throws(StrapError) -> WorkoutSession {
         do throws(StrapError) {
-            return try start(s.id, connectedDevices: connectedDevices)
+            return try body()
         } catch {
-            if let r = open.removeValue(forKey: s.id) {
-                try? journal.remove(session: s.id)
+            if let r = open.removeValue(forKey: id) {
+                try? journal.remove(session: id)
                 notify(r, .discarded, at: now())
             }
             throw error
@@ -163,16 +189,42 @@ public final class WorkoutEngine {
     /// (also after recovery, for a journal that ended before its workout was saved).
     @discardableResult
     public func end(_ id: UUID) throws(StrapError) -> Workout {
+        let draft = try beginEnd(id)
+        let saved: Workout
+        do throws(StrapError) { saved = try journal.save(draft, session: id) } catch {
+            abandonEnd(id)
+            throw error
+        }
+        // The workout is stored: a journal left behind by a failed removal is recognised as
+        // saved at the next start-up (WorkoutJournalFile), so the end stands.
+        try? journal.remove(session: id)
+        return finishEnd(id, saved: saved)
+    }
+
+    /// `end` in three steps, for a caller that saves without holding the lock it calls the
+    /// engine under (the daemon: the save reads the store and syncs): ends the session (the
+    /// journal's `end` entry), frees its devices and returns the workout to save. Until
+    /// `finishEnd` or `abandonEnd`, every other command on the session is `busy`.
+    public func beginEnd(_ id: UUID) throws(StrapError) -> Workout {
         let r = try record(id)
         if r.session.state != .ended { try run(r, .end) }
         settle(r)
         release(r)
-        let saved = try journal.save(r.builder.workout(for: r.session), session: id)
+        r.saving = true
+        return r.builder.workout(for: r.session)
+    }
+
+    /// The save failed: the session stays ended with its workout unsaved (`end` retries).
+    public func abandonEnd(_ id: UUID) {
+        open[id]?.saving = false
+    }
+
+    /// The workout `beginEnd` returned is stored (and the journal removed).
+    @discardableResult
+    public func finishEnd(_ id: UUID, saved: Workout) -> Workout {
+        guard let r = open.removeValue(forKey: id) else { return saved }
+        r.saving = false
         r.workout = saved
-        // The workout is stored: a journal left behind by a failed removal is recognised as
-        // saved at the next start-up (WorkoutJournalFile), so the end stands.
-        try? journal.remove(session: id)
-        open[id] = nil
         ended.append(r)
         if ended.count > keptEndedSessions { ended.removeFirst(ended.count - keptEndedSessions) }
         notify(r, .saved(saved), at: r.session.lastEventTime)
@@ -209,7 +261,10 @@ public final class WorkoutEngine {
 
     /// An open session, or `invalidTransition` for a kept ended one, or `notFound`.
     func record(_ id: UUID) throws(StrapError) -> Record {
-        if let r = open[id] { return r }
+        if let r = open[id] {
+            guard !r.saving else { throw .busy("workout session \(id) is being saved; wait for its workout.end") }
+            return r
+        }
         if ended.contains(where: { $0.session.id == id }) {
             throw .invalidTransition("workout session \(id) is ended: no command is allowed")
         }

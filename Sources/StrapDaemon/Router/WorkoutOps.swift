@@ -35,8 +35,7 @@ extension RequestRouter {
         answer(request, session) { [self] () throws(StrapError) in
             let connected = connectedDevices()
             if start { return try Self.encode(service.start(configuration, connected: connected)) }
-            let created = try service.create(configuration)
-            return try Self.encode(service.command("prepare", created.session.id, connected: connected))
+            return try Self.encode(service.prepare(configuration, connected: connected))
         }
     }
 
@@ -65,7 +64,7 @@ extension RequestRouter {
         let service = try workouts
         answer(request, session) { () throws(StrapError) in
             try service.discard(id)
-            return "{\"discarded\":\"\(id.uuidString.lowercased())\"}"
+            return "{\"discarded\":\"\(id.uuidString)\"}"
         }
     }
 

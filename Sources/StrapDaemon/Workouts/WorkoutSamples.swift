@@ -155,7 +155,8 @@ final class HRVAddingJournal: WorkoutJournal {
 
     func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout {
         var w = workout
-        // Beats decoded just before the end reach the store within its sync interval.
+        // What the store stage appended is readable once synced (`WorkoutService.end` has
+        // flushed the pipeline into it).
         try? store.sync()
         WorkoutSamples.addHRV(to: &w, store: store)
         return try file.save(w, session: session)

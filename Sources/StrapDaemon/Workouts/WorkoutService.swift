@@ -28,6 +28,16 @@ public final class WorkoutService: @unchecked Sendable {
     /// Guarded by `lock`.
     private let engine: WorkoutEngine
     private let journal: WorkoutJournalFile
+    /// What `end` saves through, outside `lock`.
+    private let saver: HRVAddingJournal
+    /// Guarded by `lock`.
+    private var beats = EndBeatWait()
+    /// How long `end` waits for the beats of the strap's next packet (`EndBeatWait`).
+    let endBeatWait: Millis
+    /// Makes what the pipeline decoded so far readable in the store (set by `attach`).
+    private let flushBox = Mutex<(@Sendable () throws -> Void)?>(nil)
+    /// Test seam: called by `end` outside `lock`, just before the workout is saved.
+    var beforeSave: (@Sendable () -> Void)?
     /// Guarded by `lock`.
     private var followers: [UUID: [Int: Follower]] = [:]
     private var nextFollower = 1
@@ -53,15 +63,19 @@ public final class WorkoutService: @unchecked Sendable {
     /// The journal lives in the store's directory (`sessions/`).
     public init(store: Store, profiles: ProfileBook,
                 now: @escaping @Sendable () -> Millis = { ReceiveTime.now().wall },
+                endBeatWait: Millis = 2_500, maximumOpenSessions: Int = WorkoutEngine.defaultMaximumOpenSessions,
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(StrapError) {
         self.store = store
         let journal = try WorkoutJournalFile(store: store)
         self.journal = journal
+        saver = HRVAddingJournal(file: journal, store: store)
         self.profiles = profiles
         self.now = now
+        self.endBeatWait = endBeatWait
         self.log = log
         catalog = WorkoutCatalog(store: store)
-        engine = WorkoutEngine(journal: HRVAddingJournal(file: journal, store: store), profiles: { profiles.profile($0) }, now: now)
+        engine = WorkoutEngine(journal: saver, profiles: { profiles.profile($0) }, now: now,
+                               maximumOpenSessions: maximumOpenSessions)
         engine.onChange = { [weak self] change in self?.changed(change) }
     }
 
@@ -79,8 +93,11 @@ public final class WorkoutService: @unchecked Sendable {
         do throws(StrapError) { try recover(journal) } catch { log("workout sessions could not be recovered: \(error)") }
     }
 
-    /// Starts taking live samples (and energy-saturation changes) from `hub`.
-    public func attach(hub: LiveHub) {
+    /// Starts taking live samples (and energy-saturation changes) from `hub`. `flush` makes
+    /// what the pipeline has decoded so far readable in the store (the saved workout's HRV
+    /// reads its beats back from there).
+    public func attach(hub: LiveHub, flush: (@Sendable () throws -> Void)? = nil) {
+        flushBox.withLock { $0 = flush }
         hubSubscription = hub.subscribe { [weak self] events in self?.observe(events) }
     }
 
@@ -139,6 +156,7 @@ public final class WorkoutService: @unchecked Sendable {
                 switch event {
                 case .samples(let samples):
                     for s in samples {
+                        if s.type == .heartbeatSeries { beats.observe(device: s.device.id, beatsUntil: s.end) }
                         if let id = engine.queue(s), followers[id] != nil, changed.last != id { changed.append(id) }
                     }
                 case .change(let address, .energySaturated):
@@ -245,6 +263,11 @@ public final class WorkoutService: @unchecked Sendable {
         try locked { e throws(StrapError) in try e.get(e.create(c).id) }
     }
 
+    /// Creates and prepares; a failed prepare leaves no session behind.
+    public func prepare(_ c: WorkoutConfiguration, connected: [String]) throws(StrapError) -> WorkoutSessionInfo {
+        try locked { e throws(StrapError) in try e.get(e.prepare(c, connectedDevices: connected).id) }
+    }
+
     public func start(_ c: WorkoutConfiguration, connected: [String]) throws(StrapError) -> WorkoutSessionInfo {
         try locked { e throws(StrapError) in try e.get(e.start(c, connectedDevices: connected).id) }
     }
@@ -265,10 +288,36 @@ public final class WorkoutService: @unchecked Sendable {
         }
     }
 
+    /// Ends the session and saves its workout. Only the journal's `end` entry is written under
+    /// `lock`: the wait for the last beats, the store's flush, the beat-series scan for HRV and
+    /// the save's syncs run outside it, so the ingest queue (which takes `lock` for every
+    /// sample) never waits on them. Meanwhile other commands on the session are `busy`.
     public func end(_ id: UUID) throws(StrapError) -> Workout {
-        let saved = try locked { e throws(StrapError) in try e.end(id) }
-        catalog.add(saved)
-        return saved
+        let (draft, waiter) = try locked { e throws(StrapError) in
+            let w = try e.beginEnd(id)
+            return (w, beats.waiter(for: w))
+        }
+        if let waiter {
+            if waiter.arrived.wait(timeout: .now() + .milliseconds(Int(endBeatWait))) == .timedOut {
+                log("workout session \(id): no beats reaching its end from \(waiter.missing.sorted().joined(separator: ", ")) within \(endBeatWait) ms; its HRV is saved without them")
+            }
+            lock.withLock { _ in beats.remove(waiter) }
+        }
+        let saved: Workout
+        do throws(StrapError) {
+            do { try flushBox.withLock { $0 }?() } catch { log("workout session \(id): flushing the pipeline before the save: \(error)") }
+            beforeSave?()
+            saved = try saver.save(draft, session: id)
+        } catch {
+            locked { e in e.abandonEnd(id) }
+            throw error
+        }
+        // Stored: a journal left behind by a failed removal is recognised as saved at the next
+        // start-up (WorkoutJournalFile), so the end stands.
+        try? saver.remove(session: id)
+        let out = locked { e in e.finishEnd(id, saved: saved) }
+        catalog.add(out)
+        return out
     }
 
     public func discard(_ id: UUID) throws(StrapError) {
@@ -303,6 +352,13 @@ public final class WorkoutService: @unchecked Sendable {
         try lock.withLock { _ throws(StrapError) -> T in
             defer { openSessions.store(engine.openSessionCount, ordering: .relaxed) }
             return try body(engine)
+        }
+    }
+
+    private func locked<T>(_ body: (WorkoutEngine) -> T) -> T {
+        lock.withLock { _ -> T in
+            defer { openSessions.store(engine.openSessionCount, ordering: .relaxed) }
+            return body(engine)
         }
     }
 }
