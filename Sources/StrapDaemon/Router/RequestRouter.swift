@@ -192,7 +192,7 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
 
     /// Operations that scan the store: one such request may take tens of milliseconds of CPU.
     static let heavyOperations: Set<String> = ["samples.query", "samples.anchored", "samples.delete", "statistics.query",
-                                               "statistics.collection", "workout.hrv", "workout.list"]
+                                               "statistics.collection", "workout.hrv", "workout.list", "workout.export"]
 
     /// Runs `work` off the server queue and its completion back on it. Requests that scan the
     /// store go through `heavy` (one per connection, connections in turn, fewer at once than

@@ -25,27 +25,29 @@ extension RequestRouter {
         let stream = ExportEventStream(router: self, session: session, id: request.id)
         streamStarted(stream, id: request.id, in: session)
         session.pendingReplies += 1
-        stream.queue.async { [self] in
-            let reply: [UInt8]
-            var started = false
-            do throws(StrapError) {
-                let workout = try Self.savedWorkout(id, service)
-                let source = SampleSource(sequence: try WorkoutSamples.export(service.store, workout))
-                do throws(ExportError) {
-                    stream.export = try ExportStream(format: format, workout: workout, samples: source,
-                                                     options: ExportOptions(chunkSize: chunkSize, utcOffsetSeconds: offset))
-                } catch { throw StrapError.internal("export of workout \(workout.uuid): \(error)") }
-                let e = stream.export!
-                reply = Reply.success(id: request.id, result: [
-                    "workout": .string(workout.uuid.uuidString), "format": .string(format.rawValue),
-                    "mediaType": .string(format.mediaType), "fileExtension": .string(format.fileExtension),
-                    "bytes": .int(Int64(e.byteCount)), "chunkSize": .int(Int64(chunkSize)),
-                ])
-                started = true
-            } catch {
-                reply = Reply.failure(id: request.id, error: WireError(error))
+        // The sizing pass reads every sample of the workout: a heavy request (one per
+        // connection at a time, `RequestRouter.run`). The chunks then follow as the client reads.
+        run(request.op, in: session) { [self] in
+            // `stream.export` is confined to the stream's queue.
+            let (reply, started) = stream.queue.sync { () -> ([UInt8], Bool) in
+                do throws(StrapError) {
+                    let workout = try Self.savedWorkout(id, service)
+                    let source = SampleSource(sequence: try WorkoutSamples.export(service.store, workout))
+                    do throws(ExportError) {
+                        stream.export = try ExportStream(format: format, workout: workout, samples: source,
+                                                         options: ExportOptions(chunkSize: chunkSize, utcOffsetSeconds: offset))
+                    } catch { throw StrapError.internal("export of workout \(workout.uuid): \(error)") }
+                    let e = stream.export!
+                    return (Reply.success(id: request.id, result: [
+                        "workout": .string(workout.uuid.uuidString), "format": .string(format.rawValue),
+                        "mediaType": .string(format.mediaType), "fileExtension": .string(format.fileExtension),
+                        "bytes": .int(Int64(e.byteCount)), "chunkSize": .int(Int64(chunkSize)),
+                    ]), true)
+                } catch {
+                    return (Reply.failure(id: request.id, error: WireError(error)), false)
+                }
             }
-            session.connection.queue.async { [self, started] in
+            return { [self] in
                 session.pendingReplies -= 1
                 session.connection.write(reply)
                 if started { stream.pump() } else { stream.end(); streamEnded(id: request.id, in: session, stream: stream) }
@@ -69,7 +71,7 @@ extension RequestRouter {
             if let id {
                 let workout = try Self.hrvWorkout(id, service)
                 let samples = try WorkoutSamples.inTimeOrder(service.store, devices: workout.deviceIDs, types: [.heartbeatSeries],
-                                                             range: workout.start..<(workout.end + 1))
+                                                             range: WorkoutSamples.span(of: workout))
                 report = HRVAnalysis.analyze(workout: workout, samples: samples, deviceID: device)
             } else {
                 let range = from!..<to!

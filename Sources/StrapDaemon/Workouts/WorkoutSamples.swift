@@ -25,17 +25,25 @@ public enum WorkoutSamples {
         return TimeOrderedSamples(scan: try store.scan(matching: .and(parts)), horizon: reorderHorizon)
     }
 
+    /// The store range a workout's samples start in, its end included. A session's end may lie
+    /// before its start when the wall clock stepped back between them (a board without a
+    /// real-time clock, after an NTP step): the span then clamps to its start, as `HRVAnalysis`
+    /// does, instead of an inverted range trapping.
+    public static func span(of workout: Workout) -> Range<Millis> {
+        workout.start..<(max(workout.start, workout.end) + 1)
+    }
+
     /// What `workout.export` encodes: every sample of the workout's devices over its span, in
     /// time order, readable twice (the exporter's sizing and emitting passes).
     public static func export(_ store: Store, _ workout: Workout) throws(StrapError) -> TimeOrderedSamples {
-        try inTimeOrder(store, devices: workout.deviceIDs, range: workout.start..<(workout.end + 1))
+        try inTimeOrder(store, devices: workout.deviceIDs, range: span(of: workout))
     }
 
     /// The saved workout's HRV (docs/workouts.md "The saved workout"): its beats, pauses left out.
     static func addHRV(to workout: inout Workout, store: Store) {
         let samples: TimeOrderedSamples
         do throws(StrapError) {
-            samples = try inTimeOrder(store, devices: workout.deviceIDs, types: [.heartbeatSeries], range: workout.start..<(workout.end + 1))
+            samples = try inTimeOrder(store, devices: workout.deviceIDs, types: [.heartbeatSeries], range: span(of: workout))
         } catch {
             workout.info["hrvReason"] = "the beat series could not be read: \(error)"
             return
