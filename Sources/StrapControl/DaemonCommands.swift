@@ -21,7 +21,15 @@ enum DaemonCommands {
         if let m = r.object("mqtt") {
             let lag = (m.int("lagItems") ?? 0) == 0 ? "caught up"
                 : "\(m.int("lagItems") ?? 0) items behind (\(plain(m["lagSeconds"] ?? .null)) s)"
-            var line = "  mqtt: \(m.string("state") ?? "?") to \(m.string("broker") ?? "?"), cursor \(m.int("cursor") ?? 0), \(lag)"
+            let broker = m.string("broker") ?? "?"
+            let state = switch m.string("state") {
+            case "connected": "connected to \(broker)" + (m.int("inflightLimit").map { " (\($0) in flight at most)" } ?? "")
+            case "connecting": "connecting to \(broker)"
+            case "waiting": "not connected to \(broker), waiting to retry"
+            case "stopped": "stopped (\(broker))"
+            case let other: "\(other ?? "?") (\(broker))"
+            }
+            var line = "  mqtt: \(state), cursor \(m.int("cursor") ?? 0), \(lag)"
             if m.string("state") != "connected", let error = m.string("lastError") {
                 line += "; last error: \(error)" + (plain(m["retryIn"] ?? .null) == "null" ? "" : ", retrying in \(plain(m["retryIn"]!)) s")
             }

@@ -164,6 +164,28 @@ import ThirdPartyReaders
         #expect(daemon.log.contains("stopped"))
     }
 
+    /// A typo in `[mqtt]` once crashed strapd (a double free in the client's set-up), and with
+    /// it all recording: now it is a clear error naming the file and errno, retried with backoff.
+    @Test func aMissingCAFileIsAClearErrorAndRecordingGoesOn() throws {
+        let broker = try MosquittoBroker()
+        try broker.start(["allow_anonymous true"])
+        let daemon = try DaemonProcess()
+        try daemon.start(D.mqttArguments(port: broker.port, ["mqtt.ca_file=/nonexistent/ca.pem"]))
+        try Self.expectRefused(daemon, "ca_file /nonexistent/ca.pem: No such file or directory")
+        #expect(!daemon.log.contains("double free") && daemon.process?.isRunning == true)
+        daemon.signal(SIGTERM)
+    }
+
+    @Test func aUsernameMQTTCannotCarryIsAClearErrorAndRecordingGoesOn() throws {
+        let broker = try MosquittoBroker()
+        try broker.start(["allow_anonymous true"])
+        let daemon = try DaemonProcess()
+        try daemon.start(D.mqttArguments(port: broker.port, ["mqtt.username=strap\u{7}d"]))
+        try Self.expectRefused(daemon, "username:")
+        #expect(daemon.process?.isRunning == true)
+        daemon.signal(SIGTERM)
+    }
+
     @Test func aPasswordFileOthersCanReadKeepsStrapdFromStarting() throws {
         let daemon = try DaemonProcess()
         let secret = daemon.directory + "/pw"

@@ -135,4 +135,54 @@ import StrapWire
         usleep(300_000)
         #expect(consumer.messages.last { $0.topic == Self.prefix + "/status" }?.payload == "offline", "SIGTERM publishes offline")
     }
+
+    /// What users run: a stock mosquitto (its CONNACK announces Receive Maximum 20, its queue
+    /// per client is 1 000), the documented maximum of 64 simulated sensors, and a Paho consumer
+    /// with a persistent QoS 1 session. The publisher once handed libmosquitto far more than the
+    /// broker takes, stopped reading the socket and drained about 17 items/s: here the window
+    /// follows the broker's limit, the lag stays within a few seconds, and a 10 s outage is
+    /// caught up (the rate is measured by `strap-bench mqtt`, not asserted here).
+    @Test func aStockBrokerSixtyFourSensorsAndAPersistentConsumer() throws {
+        let broker = try MosquittoBroker()
+        try broker.start(["allow_anonymous true", "max_queued_messages 1000"])
+        let consumer = try MQTTConsumer(port: broker.port, topics: [Self.prefix + "/#"], name: "stock", extra: ["--session"])
+        let daemon = try DaemonProcess()
+        try daemon.start(Self.mqttArguments(port: broker.port).map { $0 == "--simulate=4" ? "--simulate=64" : $0 })
+        var status = JSONObject()
+        let connectedBy = Date().addingTimeInterval(20)
+        while Date() < connectedBy {
+            status = try Self.mqttStatus(daemon)
+            if status.string("state") == "connected" { break }
+            usleep(100_000)
+        }
+        #expect(status.int("inflightLimit") == 20, "the broker's Receive Maximum: \(status)")
+        // Steady state: 64 sensors make about 180 samples/s.
+        usleep(3_000_000)
+        let start = try Self.storeLatest(daemon)
+        var worstItems: Int64 = 0
+        var worstSeconds = 0.0
+        for _ in 0..<20 {
+            usleep(500_000)
+            let m = try Self.mqttStatus(daemon)
+            worstItems = max(worstItems, m.int("lagItems") ?? 0)
+            worstSeconds = max(worstSeconds, m.number("lagSeconds") ?? 0)
+        }
+        let rate = Double(try Self.storeLatest(daemon) - start) / 10
+        print("mqtt stock broker: \(Int(rate)) items/s stored; worst lag \(worstItems) items, \(worstSeconds) s")
+        #expect(rate > 50, "the simulated sensors are not running")
+        #expect(Double(worstItems) < rate * 3, "the publisher fell behind: \(worstItems) items at \(Int(rate))/s")
+        #expect(worstSeconds <= 3, "lagSeconds \(worstSeconds)")
+        // A 10 s outage, then the broker back with its defaults.
+        broker.kill()
+        usleep(10_000_000)
+        let behind = try Self.mqttStatus(daemon).int("lagItems") ?? 0
+        let began = Date()
+        try broker.start(["allow_anonymous true", "max_queued_messages 1000"])
+        try consumer.waitReady(connects: 2)
+        try Self.waitDelivered(daemon, seconds: 40)
+        print("mqtt stock broker: \(behind) items behind after a 10 s outage, caught up in \(String(format: "%.1f", Date().timeIntervalSince(began))) s")
+        #expect(behind > Int64(rate * 5), "the outage left no backlog: \(behind)")
+        daemon.signal(SIGTERM)
+    }
+
 }
