@@ -131,9 +131,11 @@ struct AccessControlTests {
         // strapctl's own mapping of the same situation, when the binary was built alongside.
         let strapctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strapctl").path
         if FileManager.default.isExecutableFile(atPath: strapctl) {
+            let nobody = try NobodyExecutable(strapctl)
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", strapctl, "--socket", h.socketPath, "status"]
+            p.arguments = nobody.asNobody(["--socket", h.socketPath, "status"])
+            p.environment = nobody.environment
             let err = Pipe()
             p.standardError = err
             p.standardOutput = Pipe()
@@ -150,10 +152,12 @@ struct AccessControlTests {
         defer { h.close() }
         let strapctl = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("strapctl").path
         try #require(FileManager.default.isExecutableFile(atPath: strapctl), "strapctl is built with the tests")
+        let nobody = try NobodyExecutable(strapctl)
         for (args, code) in [(["status"], ExitCode.success), (["query"], ExitCode.notAuthorized), (["forget", "AA:BB"], ExitCode.notAuthorized)] {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            p.arguments = ["--reuid=\(Self.nobody)", "--regid=\(Self.nobody)", "--clear-groups", strapctl, "--socket", h.socketPath] + args
+            p.arguments = nobody.asNobody(["--socket", h.socketPath] + args)
+            p.environment = nobody.environment
             let err = Pipe()
             p.standardError = err
             p.standardOutput = Pipe()

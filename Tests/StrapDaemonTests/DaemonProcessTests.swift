@@ -81,10 +81,11 @@ final class DaemonProcess {
 }
 
 /// Runs `executable` to its end; its exit status and what it wrote to stderr.
-func runToExit(_ executable: String, _ arguments: [String]) throws -> (status: Int32, stderr: String) {
+func runToExit(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> (status: Int32, stderr: String) {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = arguments
+    if let environment { p.environment = environment }
     let stderr = Pipe()
     p.standardError = stderr
     p.standardOutput = FileHandle.nullDevice
@@ -233,16 +234,21 @@ func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) 
         try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: true)
         var executable = DaemonProcess.binary
         var arguments = ["--state-dir", locked + "/state", "--socket", daemon.directory + "/x.sock", "--set", "daemon.socket_group=", "--simulate=1"]
+        var environment: [String: String]? = nil
+        var copy: NobodyExecutable? = nil
         if geteuid() == 0 {
             // Root may write anywhere: run it as nobody, as a service user would be.
             chmod(daemon.directory, 0o755)
+            let nobody = try NobodyExecutable(DaemonProcess.binary)
+            copy = nobody
             executable = "/usr/bin/setpriv"
-            arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", DaemonProcess.binary] + arguments
+            arguments = nobody.asNobody(arguments)
+            environment = nobody.environment
         } else {
             chmod(locked, 0o555)
         }
         defer { chmod(locked, 0o755) }
-        let (status, message) = try runToExit(executable, arguments)
+        let (status, message) = try withExtendedLifetime(copy) { try runToExit(executable, arguments, environment: environment) }
         #expect(status == 1)
         #expect(message.contains(locked + "/state"), "\(message)")
         #expect(message.contains("Permission denied"), "\(message)")
