@@ -251,11 +251,17 @@ final class MQTTStateFeed: RetainedStateSource, @unchecked Sendable {
         }
     }
 
-    /// The device left strapd (`devices forget`): its entities and retained state go too.
+    /// The device left strapd (`devices forget`): its entities and retained state go too. Every
+    /// entity kind's config is cleared, not only those this process announced: an earlier strapd
+    /// may have announced types this one has not seen the device measure.
     private func forget(_ address: SensorAddress) {
         present.remove(address)
         lastAnnounced[address] = nil
-        for topic in announced.removeValue(forKey: address) ?? [] { send(topic, []); sent[topic] = nil }
+        var configs = announced.removeValue(forKey: address) ?? []
+        if let discovery {
+            for entity in HomeAssistantDiscovery.Entity.allCases { configs.insert(discovery.configTopic(entity, address: address)) }
+        }
+        for topic in configs.sorted() { send(topic, []); sent[topic] = nil }
         for topic in [topics.deviceState(address: address), topics.deviceWorkout(address: address)] {
             send(topic, [])
             sent[topic] = nil

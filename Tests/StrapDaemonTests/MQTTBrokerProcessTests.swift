@@ -78,6 +78,14 @@ import ThirdPartyReaders
         let check = try ThirdPartyReaders.run(try ThirdPartyReaders.requirePython(),
                                               [ThirdPartyReaders.root.appendingPathComponent("Tests/Fixtures/mqtt/check_ha_discovery.py").path, file])
         #expect(check.status == 0, "\(check.stderr)")
+        // An entity an earlier strapd announced for a type this one has not seen the strap
+        // measure: `forget` must clear it too.
+        if let heartRate = configs.keys.first(where: { $0.contains(Self.hrNode) && $0.hasSuffix("_heart_rate/config") }) {
+            let stale = heartRate.replacingOccurrences(of: "_heart_rate/config", with: "_speed/config")
+            let pub = try ThirdPartyReaders.run(URL(fileURLWithPath: "/usr/bin/mosquitto_pub"),
+                                                ["-h", "127.0.0.1", "-p", String(broker.port), "-r", "-q", "1", "-t", stale, "-m", "{}"])
+            #expect(pub.status == 0, "\(pub.stderr)")
+        }
 
         // Ended: the session's retained state is cleared, the device is idle again.
         #expect(try client.call(#"{"id":11,"op":"workout.end","session":"\#(id)"}"#).isOK)
