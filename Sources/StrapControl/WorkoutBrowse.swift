@@ -75,7 +75,9 @@ enum WorkoutBrowse {
     /// `workout.get`'s result: a session with its statistics (and workout once saved), or a
     /// saved workout.
     static func details(_ r: JSONObject) -> WorkoutDetails {
-        r.object("session") != nil ? WorkoutDetails(sessionInfo: r) : WorkoutDetails(saved: r.object("workout") ?? JSONObject())
+        var d = r.object("session") != nil ? WorkoutDetails(sessionInfo: r) : WorkoutDetails(saved: r.object("workout") ?? JSONObject())
+        d.unknownDevices = WorkoutDetails.strings(r["unknownDevices"])
+        return d
     }
 
     /// `workout.get`'s result as text with `chart` between the summary and the tables.

@@ -79,6 +79,8 @@ enum WorkoutCommands {
         let d = WorkoutDetails(sessionInfo: r)
         ctx.sink.print(d.sessionID ?? "?")
         ctx.sink.print(startLine(d))
+        let unknown = WorkoutDetails.strings(r["unknownDevices"])
+        if !unknown.isEmpty { ctx.sink.print(WorkoutReport.unknownDevicesNote(unknown)) }
         return ExitCode.success
     }
 

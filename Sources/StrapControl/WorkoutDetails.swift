@@ -39,6 +39,8 @@ struct WorkoutDetails {
     var locationType = "unknown"
     var athlete: String?
     var deviceIDs: [String] = []
+    /// Devices of the session strapd has never seen (the reply's `unknownDevices`).
+    var unknownDevices: [String] = []
     var start: String?
     /// The saved workout's end, or the session's stop.
     var end: String?

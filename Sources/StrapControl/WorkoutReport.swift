@@ -57,8 +57,16 @@ enum WorkoutReport {
         }
         if zonesInline { rows.append(("zones", inlineZones(d))) }
         rows.append(("devices", d.deviceIDs.isEmpty ? "none" : d.deviceIDs.joined(separator: ", ")))
+        if !d.unknownDevices.isEmpty { rows.append(("", unknownDevicesNote(d.unknownDevices))) }
         if let meta = d.metadata, !meta.isEmpty { rows.append(("metadata", TextFormat.metadata(meta))) }
         return [title(d)] + rows.map { "  " + $0.0.padding(12) + $0.1 }
+    }
+
+    /// Said wherever a session's devices are: an address strapd never saw is most likely a typo,
+    /// and the session counts nothing from it.
+    static func unknownDevicesNote(_ unknown: [String]) -> String {
+        "never seen by strapd: " + unknown.joined(separator: ", ")
+            + (unknown.count == 1 ? " (nothing counts from it unless it connects)" : " (nothing counts from them unless they connect)")
     }
 
     static func heartRate(_ f: [String: Double]) -> String {

@@ -160,6 +160,22 @@ import Testing
         #expect(unknown.stderr == "strapctl: no workout session or saved workout whose id begins with 00000000 (notFound)\n")
     }
 
+    @Test func startAndShowSayWhichDevicesStrapdHasNeverSeen() throws {
+        let clock = Clock()
+        let h = try RouterHarness(workoutClock: clock.now)
+        defer { h.close() }
+        let typo = "AA:BB:CC:DD:EE:01"
+        let started = strapctl(h, "workout", "start", "--activity", "running", "--device", h.identities[0].address, "--device", typo)
+        #expect(started.exitCode == 0)
+        let note = "never seen by strapd: \(typo) (nothing counts from it unless it connects)"
+        #expect(lines(started.stdout).contains(note), "\(started.stdout)")
+        let id = try #require(try openSessions(h).first)
+        #expect(lines(strapctl(h, "workout", "show", id).stdout).contains("              " + note))
+        #expect(strapctl(h, "workout", "end", id).exitCode == 0)
+        // The saved workout still says so while the device stays unseen.
+        #expect(lines(strapctl(h, "workout", "show", id).stdout).contains("              " + note))
+    }
+
     @Test func theOneOpenSessionIsTheDefaultAndSeveralAreAClearError() throws {
         let clock = Clock()
         let h = try RouterHarness(workoutClock: clock.now)

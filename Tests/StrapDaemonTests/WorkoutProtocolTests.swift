@@ -4,6 +4,7 @@ import StrapIngest
 import StrapModel
 import StrapStore
 import StrapWire
+import StrapWorkout
 import Synchronization
 import Testing
 @testable import StrapDaemon
@@ -187,5 +188,96 @@ import Testing
         #expect(profile.result["profile"] == .object(["restingHeartRate": .int(60), "weight": .int(70)]))
         #expect(try c.call(#"{"id":24,"op":"profile.get","field":"vo2Max"}"#).errorCode == "noData")
         #expect(try c.call(#"{"id":25,"op":"profile.get","field":"maximumHeartRate"}"#).errorCode == "noData")
+    }
+
+    @Test func endSavesWhileSamplesKeepFlowing() throws {
+        let clock = TestClock()
+        let h = try RouterHarness(workoutClock: clock.now)
+        defer { h.close() }
+        let c = try h.client(), other = try h.client()
+        let feed = Feed(seconds: 30)
+        let (hrm, csc) = (h.identities[0].address, h.identities[1].address)
+        let ending = try start(c, [hrm], activity: "running")
+        let going = try start(c, [csc])
+        try feed.submit(until: 10, to: h); clock.set(seconds: 10)
+        let workouts = try #require(h.frontEnd.context.workouts)
+        let inSave = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        workouts.beforeSave = { inSave.signal(); release.wait() }
+        try c.send(#"{"id":2,"op":"workout.end","session":"\#(ending)"}"#)
+        try #require(inSave.wait(timeout: .now() + 60) == .success)
+
+        // The save is held. Were it holding the engine lock, the ingest queue (which counts
+        // every sample under it) would stop here until the watchdog lets the save go.
+        let releasedByWatchdog = Atomic<Bool>(false)
+        let watchdog = DispatchWorkItem { releasedByWatchdog.store(true, ordering: .relaxed); release.signal() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        let before = try other.call(#"{"id":3,"op":"workout.get","session":"\#(going)"}"#).result["statistics"]
+        try feed.submit(until: 20, to: h); clock.set(seconds: 20)
+        let after = try other.call(#"{"id":4,"op":"workout.get","session":"\#(going)"}"#).result["statistics"]
+        // Meanwhile the ending session refuses other commands instead of waiting.
+        let busy = try other.call(#"{"id":5,"op":"workout.discard","session":"\#(ending)"}"#)
+        watchdog.cancel()
+        let flowed = !releasedByWatchdog.load(ordering: .relaxed)
+        release.signal()
+        #expect(flowed)
+        #expect(before != nil && before != after)
+        #expect(busy.errorCode == "busy", "\(busy)")
+        let saved = try c.read { $0["id"] == .int(2) }.match
+        #expect(saved.isOK, "\(saved)")
+        workouts.beforeSave = nil
+    }
+
+    @Test func aFailedPrepareLeavesNoSessionAndOpenSessionsAreBounded() throws {
+        let clock = TestClock()
+        let h = try RouterHarness(workoutClock: clock.now)
+        defer { h.close() }
+        let c = try h.client()
+        let hrm = h.identities[0].address
+        let holder = try start(c, [hrm])
+        let refused = try c.call(#"{"id":2,"op":"workout.prepare","activityType":"rowing","devices":["\#(hrm)"]}"#)
+        #expect(refused.errorCode == "busy", "\(refused)")
+        let journals = { () throws -> Int in
+            try FileManager.default.contentsOfDirectory(atPath: h.directory + "/store/sessions").filter { $0.hasSuffix(".journal") }.count
+        }
+        let listed = try c.call(#"{"id":3,"op":"workout.list"}"#).result.objects("sessions").compactMap { info -> String? in
+            if case .object(let s)? = info["session"] { s.string("session") } else { nil }
+        }
+        #expect(listed == [holder])
+        #expect(try journals() == 1)
+
+        // Up to the limit, then busy with the count; a discard makes room again.
+        let limit = WorkoutEngine.defaultMaximumOpenSessions
+        var last = ""
+        // Each on a device of its own (the simulated sensors are connected and held).
+        let address = { (i: Int) in String(format: "AA:BB:CC:00:%02X:%02X", i / 256, i % 256) }
+        for i in 2...limit {
+            let r = try c.call(#"{"id":\#(i + 10),"op":"workout.prepare","activityType":"walking","devices":["\#(address(i))"]}"#)
+            #expect(r.isOK, "\(i): \(r)")
+            if case .object(let s)? = r.result["session"], let id = s.string("session") { last = id }
+        }
+        let over = try c.call(#"{"id":4,"op":"workout.prepare","activityType":"walking","devices":["\#(address(limit + 1))"]}"#)
+        #expect(over.errorCode == "busy")
+        #expect(over.errorMessage?.contains("\(limit) workout sessions are open") == true, "\(over)")
+        #expect(try journals() == limit)
+        let discarded = try c.call(#"{"id":5,"op":"workout.discard","session":"\#(last.lowercased())"}"#)
+        #expect(discarded.result.string("discarded") == last.uppercased())
+        #expect(try c.call(#"{"id":6,"op":"workout.start","activityType":"walking","devices":["\#(address(limit + 1))"]}"#).isOK)
+    }
+
+    @Test func aSessionOnADeviceNeverSeenSaysSo() throws {
+        let clock = TestClock()
+        let h = try RouterHarness(workoutClock: clock.now)
+        defer { h.close() }
+        let c = try h.client()
+        let hrm = h.identities[0].address, typo = "AA:BB:CC:DD:EE:01"
+        let started = try c.call(#"{"id":1,"op":"workout.start","activityType":"running","devices":["\#(hrm)","\#(typo)"]}"#)
+        #expect(started.isOK, "\(started)")
+        #expect(started.result["unknownDevices"] == .array([.string(typo)]))
+        guard case .object(let s)? = started.result["session"], let id = s.string("session") else { return }
+        let got = try c.call(#"{"id":2,"op":"workout.get","session":"\#(id)"}"#)
+        #expect(got.result["unknownDevices"] == .array([.string(typo)]))
+        // A session on known devices only has no such member.
+        let known = try c.call(#"{"id":3,"op":"workout.prepare","activityType":"running","devices":["\#(h.identities[1].address)"]}"#)
+        #expect(known.isOK && known.result["unknownDevices"] == nil, "\(known)")
     }
 }

@@ -82,9 +82,13 @@ extension RequestRouter {
         }
     }
 
-    /// A saved workout by its UUID or its session's; an open session is not exportable yet.
+    /// A saved workout by its UUID or its session's; an open session is not exportable yet, nor
+    /// is a workout without duration (its end at its start: the wall clock stepped back).
     static func savedWorkout(_ id: UUID, _ service: WorkoutService) throws(StrapError) -> Workout {
-        if let w = try service.catalog.workout(id) { return w }
+        if let w = try service.catalog.workout(id) {
+            guard w.end > w.start else { throw .noData("workout \(w.uuid) has no duration (its end is not after its start): nothing to export") }
+            return w
+        }
         if let open = try? service.get(id), open.workout == nil {
             throw .invalidOption("workout session \(id) is \(open.session.state.rawValue): only a saved workout (after workout.end) can be exported")
         }

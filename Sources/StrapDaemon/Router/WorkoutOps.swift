@@ -27,15 +27,16 @@ extension RequestRouter {
             guard params.object.count == 1 else { throw .bad("with \"session\", \(request.op) takes no configuration") }
             let name = start ? "start" : "prepare"
             answer(request, session) { [self] () throws(StrapError) in
-                try Self.encode(service.command(name, id, connected: connectedDevices()))
+                let info = try service.command(name, id, connected: connectedDevices())
+                return try withUnknownDevices(Self.encode(info), info.session.deviceIDs)
             }
             return
         }
         let configuration = try Self.configuration(params)
         answer(request, session) { [self] () throws(StrapError) in
             let connected = connectedDevices()
-            if start { return try Self.encode(service.start(configuration, connected: connected)) }
-            return try Self.encode(service.prepare(configuration, connected: connected))
+            let info = start ? try service.start(configuration, connected: connected) : try service.prepare(configuration, connected: connected)
+            return try withUnknownDevices(Self.encode(info), info.session.deviceIDs)
         }
     }
 
@@ -89,11 +90,15 @@ extension RequestRouter {
         let id = try Params(request, allowed: ["session"]).requiredUUID("session")
         let service = try workouts
         try checkWorkoutRead(session)
-        answer(request, session) { () throws(StrapError) in
-            do throws(StrapError) { return try Self.encode(service.get(id)) } catch {
+        answer(request, session) { [self] () throws(StrapError) in
+            do throws(StrapError) {
+                let info = try service.get(id)
+                return try withUnknownDevices(Self.encode(info), info.session.deviceIDs.isEmpty
+                    ? info.session.configuration.deviceIDs : info.session.deviceIDs)
+            } catch {
                 guard case .notFound = error else { throw error }
                 guard let w = try service.catalog.workout(id) else { throw .notFound("no workout or workout session \(id)") }
-                return "{\"workout\":" + (try Self.json(w)) + "}"
+                return withUnknownDevices("{\"workout\":" + (try Self.json(w)) + "}", w.deviceIDs)
             }
         }
     }
@@ -117,6 +122,19 @@ extension RequestRouter {
     /// A read grant limited to sample types reads workouts only when `workout` is among them.
     func checkWorkoutRead(_ session: ClientSession) throws(WireError) {
         guard session.grants.readsWorkouts else { throw WireError(.notAuthorized, "not authorized to read workouts") }
+    }
+
+    /// A reply object with `unknownDevices` added: the session's addresses strapd has never
+    /// seen (not among the devices it knows, connected or not). Such a session runs, but
+    /// nothing counts from those until they connect, which a typo in an address never does.
+    /// On the worker: the device list is the Bluetooth queue's.
+    func withUnknownDevices(_ object: String, _ ids: [String]) -> String {
+        guard !ids.isEmpty else { return object }
+        let known = Set(context.directory.list(service: context.devices).map { $0.address.uppercased() })
+        let unknown = ids.filter { !known.contains($0.uppercased()) }
+        guard !unknown.isEmpty, object.hasSuffix("}") else { return object }
+        let list = unknown.map { "\"\($0)\"" }.joined(separator: ",")
+        return object.dropLast() + ",\"unknownDevices\":[\(list)]}"
     }
 
     func connectedDevices() -> [String] {
