@@ -195,4 +195,50 @@ import StrapModel
         #expect(e.list().map(\.session.id) == Array(ids.suffix(16)))
         #expect(throws: StrapError.notFound("no workout session \(ids[0])")) { try e.get(ids[0]) }
     }
+
+    @Test func aFailedCreateAndPrepareLeavesNoSessionOrJournal() throws {
+        let f = EngineFixture()
+        let e = f.engine
+        let a = try e.start(WorkoutConfiguration(activityType: .running, deviceIDs: [W.strap.id]), connectedDevices: []).id
+        #expect(throws: StrapError.busy("device dev-h10 is used by workout session \(a) (athlete default)")) {
+            try e.prepare(WorkoutConfiguration(activityType: .rowing, deviceIDs: [W.strap.id]), connectedDevices: [])
+        }
+        #expect(e.list().map(\.session.id) == [a])
+        #expect(Array(f.journal.entries.keys) == [a])
+        #expect(f.changes.last?.kind == .discarded)
+        let prepared = try e.prepare(WorkoutConfiguration(activityType: .rowing, deviceIDs: [W.strap2.id]), connectedDevices: [])
+        #expect(prepared.state == .prepared && e.session(holding: W.strap2.id) == prepared.id)
+    }
+
+    @Test func openSessionsAreBoundedAndTheRefusalSaysHowMany() throws {
+        let f = EngineFixture()
+        let e = WorkoutEngine(journal: f.journal, profiles: { _ in nil }, now: { W.t0 }, maximumOpenSessions: 2)
+        let first = try e.create(WorkoutConfiguration(activityType: .walking)).id
+        try e.create(WorkoutConfiguration(activityType: .walking))
+        #expect(throws: StrapError.busy("2 workout sessions are open, the most strapd keeps (2); end or discard one first")) {
+            try e.create(WorkoutConfiguration(activityType: .walking))
+        }
+        #expect(f.journal.entries.count == 2)
+        try e.discard(first)
+        try e.create(WorkoutConfiguration(activityType: .walking))
+        #expect(e.openSessionCount == 2)
+    }
+
+    @Test func aSessionBeingSavedRefusesCommandsUntilTheSaveEnds() throws {
+        let f = EngineFixture()
+        let e = f.engine
+        let id = try e.start(WorkoutConfiguration(activityType: .cycling, deviceIDs: [W.strap.id]), connectedDevices: []).id
+        for s in W.steadyHR(140, from: W.t0, to: W.t0 + 10_000) { e.add(s) }
+        f.clock.now = W.t0 + 10_000
+        let draft = try e.beginEnd(id)
+        #expect(draft.end == W.t0 + 10_000 && draft.summary["heartRateAverage"] == 140)
+        #expect(e.session(holding: W.strap.id) == nil, "the devices are free while the workout is saved")
+        #expect(throws: StrapError.busy("workout session \(id) is being saved; wait for its workout.end")) { try e.discard(id) }
+        #expect(throws: StrapError.self) { try e.end(id) }
+        // A failed save leaves it ended and unsaved; `end` retries.
+        e.abandonEnd(id)
+        #expect(e.sessionsAwaitingSave == [id])
+        let saved = try e.end(id)
+        #expect(saved.summary["heartRateAverage"] == 140 && f.journal.saveCount == 1)
+    }
 }
