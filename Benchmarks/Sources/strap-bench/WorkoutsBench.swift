@@ -7,11 +7,11 @@ enum WorkoutsBench: BenchSection {
     static let name = "workouts"
     static let summary = "live builder samples/s, CPU of 100 sessions at 1 Hz, start-up with 10 open sessions"
 
-    /// `STRAP_BENCH_WORKOUTS=builder,service,daemon,startup` runs only those parts (to rerun
+    /// `STRAP_BENCH_WORKOUTS=builder,service,daemon,startup,end` runs only those parts (to rerun
     /// one figure; use `--out` with another file, a section run replaces its figures).
     static func run(quick: Bool) throws -> [BenchFigure] {
         let parts = getenv("STRAP_BENCH_WORKOUTS").map { String(cString: $0).split(separator: ",").map(String.init) }
-            ?? ["builder", "service", "daemon", "startup"]
+            ?? ["builder", "service", "daemon", "startup", "end"]
         var figures: [BenchFigure] = []
         for part in parts {
             print("  workouts/\(part): load average \(loadAverage())")
@@ -20,7 +20,8 @@ enum WorkoutsBench: BenchSection {
             case "service": figures += try WorkoutServiceCost.figures(section: name, quick: quick)
             case "daemon": figures += try WorkoutDaemonLoad.figures(section: name, quick: quick)
             case "startup": figures += try WorkoutStartup.figures(section: name, quick: quick)
-            default: throw BenchFailure("STRAP_BENCH_WORKOUTS: unknown part \(part) (builder, service, daemon, startup)")
+            case "end": figures += try WorkoutEndStall.figures(section: name, quick: quick)
+            default: throw BenchFailure("STRAP_BENCH_WORKOUTS: unknown part \(part) (builder, service, daemon, startup, end)")
             }
         }
         print("  workouts: load average \(loadAverage()) at the end")
