@@ -13,35 +13,7 @@ extension DeviceIngest {
         if m.contact == .notDetected { metadata["contact"] = "notDetected" }
         out.samples.append(sample(.heartRate, Double(m.heartRate), wall, metadata: metadata))
 
-        if let rr = m.rrIntervals, !rr.isEmpty {
-            let beats = timeline.append(rrIntervals: rr, receivedAt: monotonic)
-            // The series starts at the beat before its first RR interval, so beat offsets are
-            // running sums of the RR intervals: exact in binary, and each raw RR is the
-            // difference of two offsets × 1024 — lossless without a metadata copy. Only when
-            // the timeline had to move a beat are the raw values kept separately.
-            let toWall = Double(wall) / 1000 - monotonic
-            let start = beats[0].time - Double(rr[0]) / 1024
-            var offsets = [Double]()
-            offsets.reserveCapacity(rr.count)
-            var sum: UInt32 = 0
-            var adjusted = false
-            for (i, value) in rr.enumerated() {
-                sum += UInt32(value)
-                offsets.append(Double(sum) / 1024)
-                adjusted = adjusted || beats[i].adjusted
-            }
-            var meta: [String: String] = [:]
-            if beats[0].gapBefore { meta["gapBefore"] = "true" }
-            if adjusted {
-                meta["adjusted"] = "true"
-                meta["rr"] = rr.map(String.init).joined(separator: ",")
-                offsets = beats.map { $0.time - start }
-            }
-            let startMillis = Millis(((start + toWall) * 1000).rounded())
-            out.samples.append(sample(.heartbeatSeries, Double(beats.count), startMillis,
-                                      end: startMillis + Millis((offsets[offsets.count - 1] * 1000).rounded()),
-                                      metadata: meta, beats: offsets))
-        }
+        if let rr = m.rrIntervals, !rr.isEmpty { beatSeries(rr, wall: wall, monotonic: monotonic, into: &out) }
 
         if let raw = m.energyExpended {
             let start = lastEnergyTime ?? wall
@@ -59,6 +31,40 @@ extension DeviceIngest {
                 out.changes.append(.energySaturated)
             }
         }
+    }
+
+    /// One `heartbeatSeries` per packet. Offsets are running sums of the RR intervals from the
+    /// beat before the first one (exact in binary: each raw RR is the difference of two offsets
+    /// × 1024). A series continuing the run starts at the previous series' `end`, the same
+    /// beat to the millisecond, so series tile; `end` is where the timeline placed the last
+    /// beat, which differs from `start` + the last offset by the drift step (≤ 1 ms settled).
+    mutating func beatSeries(_ rr: [UInt16], wall: Millis, monotonic: Double, into out: inout Output) {
+        let beats = timeline.append(rrIntervals: rr, receivedAt: monotonic)
+        // Wall time of the timeline's monotonic clock, fixed for a run: both clocks advance
+        // together unless the wall clock is stepped, and a step restarts the run.
+        let toWall = Double(wall) / 1000 - monotonic
+        var restart = beats[0].gapBefore || lastSeriesEnd == nil
+        if let beatsToWall, abs(toWall - beatsToWall) > Self.wallStepTolerance { restart = true }
+        let offsetToWall = restart ? toWall : beatsToWall ?? toWall
+        beatsToWall = offsetToWall
+        var offsets = [Double]()
+        offsets.reserveCapacity(rr.count)
+        var sum: UInt32 = 0
+        for value in rr {
+            sum += UInt32(value)
+            offsets.append(Double(sum) / 1024)
+        }
+        let start: Millis
+        if !restart, let lastSeriesEnd {
+            start = lastSeriesEnd
+        } else {
+            start = Millis((((timeline.opening ?? beats[0].time) + offsetToWall) * 1000).rounded())
+        }
+        let end = max(start, Millis(((beats[beats.count - 1].time + offsetToWall) * 1000).rounded()))
+        // The first series ever has nothing before it to be missing.
+        let meta = restart && lastSeriesEnd != nil ? ["gapBefore": "true"] : [:]
+        lastSeriesEnd = end
+        out.samples.append(sample(.heartbeatSeries, Double(beats.count), start, end: end, metadata: meta, beats: offsets))
     }
 
     mutating func cycling(_ m: CSCMeasurement, wall: Millis, monotonic: Double, into out: inout Output) {

@@ -46,6 +46,11 @@ public struct DeviceIngest: Sendable {
     var energy = CumulativeCounter.energyExpended()
     var runningDistance = CumulativeCounter.rscTotalDistance()
     var timeline = BeatTimeline()
+    /// Wall minus monotonic time for the current run of beats, and the run's last series end.
+    var beatsToWall: Double?
+    var lastSeriesEnd: Millis?
+    /// A wall-clock step larger than this (seconds) restarts the run of beats.
+    static let wallStepTolerance = 0.05
     var contact: SensorContact?
     var battery: UInt8?
     var lastCSCTime: Millis?

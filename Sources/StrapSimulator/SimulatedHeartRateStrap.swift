@@ -12,7 +12,16 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
     var targetHeartRate = 72.0
     var nextTargetChange = 0.0
     var nextBeat: Double
+    /// The strap measures beats in ticks of its own 1/1024 s clock, which runs
+    /// `1 + clockError` times as fast as real time: RR values are differences of ticks.
+    var lastBeatTicks: Int64?
+    public var clockError = 0.0
     var pendingRR: [UInt16] = []
+    var pendingTimes: [Double] = []
+    /// When each RR sent so far really ended (simulation seconds), in the order sent; kept
+    /// only when `keepsBeatTimes` is set (tests measure the beat timeline against it).
+    public private(set) var sentBeatTimes: [Double] = []
+    public var keepsBeatTimes = false
     var lastBeatTime: Double?
     var contactLossUntil = -1.0
     var nextContactLoss: Double
@@ -42,7 +51,10 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
     }
 
     /// Beats during the dropout were never delivered: the strap's buffer is gone.
-    mutating func linkRestored() { pendingRR.removeAll() }
+    mutating func linkRestored() {
+        pendingRR.removeAll()
+        pendingTimes.removeAll()
+    }
 
     func connectReads() -> [SimulatedEvent] {
         [.read(characteristic: .bodySensorLocation, value: [1]),
@@ -60,9 +72,12 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
             let interval = 60 / heartRate * (1 + 0.04 * sin(2 * Double.pi * nextBeat / 4.5) + 0.02 * rng.gaussian())
             heartRate += (targetHeartRate - heartRate) * min(1, interval / 20)
             energyKilojoules += max(0, (-55.0969 + 0.6309 * heartRate + 0.1988 * 75 + 0.2017 * 35)) * interval / 60
-            if nextBeat > contactLossUntil {
-                pendingRR.append(UInt16(clamping: Int((interval * 1024).rounded())))
+            let ticks = Int64((nextBeat * (1 + clockError) * 1024).rounded())
+            if nextBeat > contactLossUntil, let lastBeatTicks {
+                pendingRR.append(UInt16(clamping: ticks - lastBeatTicks))
+                pendingTimes.append(nextBeat)
             }
+            lastBeatTicks = ticks
             lastBeatTime = nextBeat
             nextBeat += interval
         }
@@ -78,8 +93,12 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
         var m = HeartRateMeasurement(heartRate: inContact ? UInt16(heartRate.rounded()) : 0,
                                      contact: inContact ? .detected : .notDetected)
         if packetCount % 10 == 0 { m.energyExpended = UInt16(min(Double(UInt16.max), energyKilojoules)) }
-        if inContact && !pendingRR.isEmpty { m.rrIntervals = pendingRR }
+        if inContact && !pendingRR.isEmpty {
+            m.rrIntervals = pendingRR
+            if keepsBeatTimes { sentBeatTimes += pendingTimes }
+        }
         pendingRR.removeAll()
+        pendingTimes.removeAll()
         return m.encoded()
     }
 }

@@ -60,20 +60,47 @@ import Testing
 
     // MARK: beat timeline
 
-    @Test func lastBeatAnchoredAtArrivalWalkingBack() {
+    @Test func aRunIsAnchoredHalfItsLastIntervalBeforeArrival() {
         var t = BeatTimeline()
         let beats = t.append(rrIntervals: [1024, 512], receivedAt: 100)
-        #expect(beats.map(\.time) == [99.5, 100])
+        // Where the last beat lies within the notification period is unknown: the middle of its RR.
+        #expect(t.opening == 98.25 && beats.map(\.time) == [99.25, 99.75])
         #expect(beats.allSatisfy { $0.arrival == 100 && !$0.gapBefore })
     }
 
-    @Test func beatsNeverGoBackwardsAcrossPackets() {
+    @Test func packetsChainFromThePreviousBeatAndCorrectionsAreBounded() {
+        // True beats 700-949/1024 s apart from 0.3 s; a packet each second carries the beats
+        // since the previous one, received 10 ms after it was sent.
+        var rrs: [UInt16] = []
+        var state: UInt32 = 1
+        for _ in 0..<400 {
+            state = state &* 1_103_515_245 &+ 12_345
+            rrs.append(700 + UInt16((state >> 16) % 250))
+        }
+        var times = [0.3]
+        for rr in rrs { times.append(times[times.count - 1] + Double(rr) / 1024) }
+        func beat(_ i: Int) -> Double { times[i] }
         var t = BeatTimeline()
-        _ = t.append(rrIntervals: [1024], receivedAt: 10.0)
-        // Delivered early relative to the RR sum: the walk-back would land before 10.0.
-        let beats = t.append(rrIntervals: [1024, 1024], receivedAt: 10.8)
-        #expect(beats[0].time > 10.0 && beats[0].adjusted)
-        #expect(beats[1].time == 10.8 && beats[1].time > beats[0].time && !beats[1].adjusted)
+        var sent = 0
+        var previousLast: Double?
+        var error = 0.0
+        for k in 1...250 {
+            var count = 0
+            while beat(sent + count + 1) <= Double(k) { count += 1 }
+            guard count > 0 else { continue }
+            let beats = t.append(rrIntervals: Array(rrs[sent..<(sent + count)]), receivedAt: Double(k) + 0.01)
+            sent += count
+            if let previousLast {
+                #expect(t.opening == previousLast, "packet \(k) opens at the previous packet's last beat")
+                #expect(beats[0].time >= previousLast && !beats[0].gapBefore)
+            }
+            let bound = k <= t.settlingPackets ? t.settlingStep : t.driftStep
+            #expect(abs(t.lastCorrection) <= bound + 1e-12)
+            previousLast = beats[count - 1].time
+            error = beats[count - 1].time - beat(sent)
+        }
+        // Settled: within the 10 ms delivery latency and the bracket's width.
+        #expect(abs(error) < 0.03, "error \(error)")
     }
 
     @Test func gapFlaggedWhenRRSumFallsShortOfWallTime() {
@@ -83,6 +110,18 @@ import Testing
         #expect(!steady[0].gapBefore)
         let afterDropout = t.append(rrIntervals: [800, 800], receivedAt: 20)
         #expect(afterDropout[0].gapBefore && !afterDropout[1].gapBefore)
+        #expect(afterDropout[0].time > steady[0].time)
+    }
+
+    @Test func aReconnectRestartsTheRunWithAGapButNeverGoesBack() {
+        var t = BeatTimeline()
+        let before = t.append(rrIntervals: [1024, 1024], receivedAt: 10)
+        t.reset()
+        // The strap's clock says more time passed than ours: the new anchor would lie before
+        // the last beat placed, so it is held at it.
+        let after = t.append(rrIntervals: [3072], receivedAt: 10.5)
+        #expect(after[0].gapBefore && t.opening == before[1].time)
+        #expect(!t.append(rrIntervals: [1024], receivedAt: 13.2)[0].gapBefore)
     }
 
     @Test func packetsWithoutRRDoNotMoveTheAnchor() {
@@ -97,6 +136,6 @@ import Testing
         var t = BeatTimeline()
         let beats = t.append(rrIntervals: [0, 65535, 0], receivedAt: 100)
         #expect(beats.count == 3)
-        #expect(zip(beats, beats.dropFirst()).allSatisfy { $0.time < $1.time })
+        #expect(zip(beats, beats.dropFirst()).allSatisfy { $0.time <= $1.time })
     }
 }

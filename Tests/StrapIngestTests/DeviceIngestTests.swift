@@ -16,7 +16,8 @@ import StrapSimulator
         let series = out.samples[2]
         // Offsets from the beat before the first interval: running sums of RR / 1024.
         #expect(series.beats == [1, 1.5] && series.value == 2)
-        #expect(series.end == t0 && series.start == t0 - 1500)
+        // A run's first series: its last beat half its RR before arrival (docs/decoding.md).
+        #expect(series.end == t0 - 250 && series.start == t0 - 1750)
         #expect(series.metadata.isEmpty)
         let rr = zip([0] + series.beats, series.beats).map { UInt16((($1 - $0) * 1024)) }
         #expect(rr == [1024, 512])
