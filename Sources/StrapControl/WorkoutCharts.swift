@@ -1,4 +1,5 @@
 import StrapExport
+import StrapModel
 import StrapWire
 
 /// How `workout show` draws its pictures: `auto` is Unicode (braille, block bars) on a UTF-8
@@ -101,7 +102,8 @@ enum WorkoutCharts {
     /// `samples.query` at a time (a long reply is cut at 2 MiB). When a chart point covers a
     /// minute or more, a `statistics.collection` of averages per such interval instead: the
     /// chart shows no more than that, and a 24-hour workout is then ~150 numbers, not 86,400
-    /// samples. Heart rates of 0 (no reading) are left out either way.
+    /// samples. Heart rates of 0 (no reading) are left out either way, and sent without skin
+    /// contact in the samples (the per-minute averages cannot tell those apart).
     static func fetch(_ span: HeartRateSpan, bins: Int, pageSize: Int = defaultPageSize,
                       _ ctx: CommandContext) throws -> [(Int64, Double)] {
         guard let base = span.predicate else { return [] }
@@ -141,8 +143,12 @@ enum WorkoutCharts {
                 if t == cursor && seenAtCursor.contains(uuid) { continue }
                 if t > last { last = t; atLast = [] }
                 atLast.insert(uuid)
-                points.append((t, v))
                 added += 1
+                // `Sample.isHeartRateReading`, as the summary counts: not while the strap
+                // reports no skin contact.
+                let metadata = s.object("metadata")
+                if metadata?.string("contact") == "notDetected" || metadata?.string("quality") == "noReading" { continue }
+                points.append((t, v))
             }
             guard r.bool("truncated") == true || page.count >= pageSize, added > 0 else { break }
             // The next page starts at the last instant seen; the samples already read there are skipped.
@@ -186,17 +192,10 @@ enum WorkoutCharts {
         guard let style = settings.style, let seconds = d.timeInZones, let bpm = d.zones?.bpm, bpm.count == 6, bpm[0] > 0 else {
             return nil
         }
-        // Zone 5 is open upwards (b5 is only the top of the scale); below zone 1 starts at 0.
-        let labelWidth = 10, indent = 2, chartNameWidth = 4
-        let chart = WorkoutChart(width: settings.width - indent - labelWidth + chartNameWidth, height: 2, style: style)
-        guard let zones = try? HeartRateZones(boundaries: [0] + Array(bpm[0...4]) + [.infinity], seconds: seconds),
-              let text = try? chart.zones(zones) else { return nil }
-        let names = ["below Z1"] + (1...5).map { "Z\($0)" }
-        return zip(names, lines(text)).map { name, line in
-            // WorkoutChart names zones Z1…Z6 from the first bound; ours start below zone 1.
-            let rest = line.drop { $0 != " " }.drop { $0 == " " }
-            return String(repeating: " ", count: indent) + name.padding(labelWidth) + rest
-        }
+        let indent = 2
+        let chart = WorkoutChart(width: settings.width - indent, height: 2, style: style)
+        guard let zones = try? HeartRateZones(bpm: bpm), let text = try? chart.zones(zones, seconds: seconds) else { return nil }
+        return lines(text).map { String(repeating: " ", count: indent) + $0 }
     }
 
     static func lines(_ text: String) -> [String] {

@@ -209,8 +209,7 @@ struct ExportTimeline {
         let inSecond = sample.start >= secondStart
         switch sample.type {
         case .heartRate:
-            guard sample.value > 0, sample.value.isFinite else { return }    // 0 = no reading
-            if sample.hasExtras && sample.metadata["quality"] == "noReading" { return }
+            guard sample.isHeartRateReading else { return }
             level(.heartRate, sample.value, inSecond, sample.device, .heartRate)
         case .cyclingSpeed: level(.cyclingSpeed, sample.value, inSecond, sample.device, .speedCadence)
         case .cyclingCadence: level(.cyclingCadence, sample.value, inSecond, sample.device, .speedCadence)

@@ -114,33 +114,39 @@ public struct WorkoutChart: Sendable {
         return out
     }
 
-    /// The curve of a workout's heart-rate samples (0 = no reading skipped), its pauses and laps.
+    /// The curve of a workout's heart rates (`Sample.isHeartRateReading`), its pauses and laps.
     public func heartRate<S: Sequence>(workout: Workout, samples: S) throws(ChartError) -> String where S.Element == Sample {
         let devices = workout.deviceIDs.isEmpty ? nil : Set(workout.deviceIDs)
         let points = samples.lazy.filter {
-            $0.type == .heartRate && (devices?.contains($0.device.id) ?? true) && $0.metadata["quality"] != "noReading"
+            $0.isHeartRateReading && (devices?.contains($0.device.id) ?? true)
         }.map { ($0.start, $0.value) }
         let pauses = workout.end > workout.start ? ExportSchedule.timer(workout).pauses : []
         return try heartRate(points, start: workout.start, end: workout.end, pauses: pauses,
                              lapStarts: workout.laps.map(\.start))
     }
 
-    /// A bar per zone, scaled to the longest, with the zone's bpm range, time and share.
-    public func zones(_ zones: HeartRateZones) throws(ChartError) -> String {
+    /// A bar per zone (below zone 1, Z1…Z5), scaled to the longest, with the zone's bpm range,
+    /// time and share; `seconds` holds the time in each (`HeartRateZones.count` values).
+    public func zones(_ zones: HeartRateZones, seconds: [Double]) throws(ChartError) -> String {
+        guard seconds.count == HeartRateZones.count else {
+            throw .invalidZones("\(HeartRateZones.count) zones, got \(seconds.count) times")
+        }
+        guard seconds.allSatisfy({ $0 >= 0 && $0.isFinite }) else { throw .invalidZones("times must be finite and non-negative") }
+        let names = ["below Z1"] + (1...5).map { "Z\($0)" }
+        let nameWidth = names.map(\.count).max()! + 2
         let ranges = zones.labels
         let rangeWidth = ranges.map(\.count).max() ?? 0
-        let times = zones.seconds.map(Self.duration)
+        let times = seconds.map(Self.duration)
         let timeWidth = times.map(\.count).max() ?? 0
-        let fixed = 4 + rangeWidth + 2 + 2 + timeWidth + 6      // "Z1  " range "  " bar "  " time "  100%"
+        let fixed = nameWidth + rangeWidth + 2 + 2 + timeWidth + 6      // name range "  " bar "  " time "  100%"
         let barWidth = width - fixed
         guard barWidth >= 5 else { throw .invalidSize("width \(width) leaves no room for the bars") }
-        let longest = zones.seconds.max() ?? 0, total = zones.seconds.reduce(0, +)
+        let longest = seconds.max() ?? 0, total = seconds.reduce(0, +)
         var out = ""
-        for (i, seconds) in zones.seconds.enumerated() {
-            let name = Self.rightPad("Z\(i + 1)", 4)
-            let bar = Self.rightPad(self.bar(longest > 0 ? seconds / longest * Double(barWidth) : 0), barWidth)
-            let share = total > 0 ? Int((seconds / total * 100).rounded()) : 0
-            out += name + Self.rightPad(ranges[i], rangeWidth) + "  " + bar + "  "
+        for (i, t) in seconds.enumerated() {
+            let bar = Self.rightPad(self.bar(longest > 0 ? t / longest * Double(barWidth) : 0), barWidth)
+            let share = total > 0 ? Int((t / total * 100).rounded()) : 0
+            out += Self.rightPad(names[i], nameWidth) + Self.rightPad(ranges[i], rangeWidth) + "  " + bar + "  "
                 + Self.leftPad(times[i], timeWidth) + Self.leftPad("\(share)%", 6) + "\n"
         }
         return out

@@ -96,10 +96,8 @@ public struct LiveWorkoutBuilder: Sendable {
     }
 
     private mutating func addHeartRate(_ s: Sample) -> Bool {
+        guard s.isHeartRateReading else { return false }
         let bpm = s.value
-        // HR 0 is the strap's "no reading"; a strap without skin contact reports noise.
-        guard bpm > 0 else { return false }
-        if s.hasExtras, s.metadata["contact"] == "notDetected" { return false }
         let t = s.start
         guard timeline.isActive(t), Self.pin(&heartRateDevice, s.device) else { return false }
         let k = timeline.lapIndex(at: t)

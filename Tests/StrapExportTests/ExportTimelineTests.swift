@@ -29,6 +29,19 @@ import StrapModel
         #expect(s.map { $0.value(.heartRate) } == [105, 105, 120, 120, 120, 120, 120, 120, nil, nil, nil, nil])
     }
 
+    @Test func aHeartRateWithoutSkinContactIsNoReadingAsInTheSummary() throws {
+        // The rule the workout engine counts by (`Sample.isHeartRateReading`): a strap off the
+        // chest sends noise, which neither records, totals nor the chart take.
+        let w = Workout(activityType: "running", start: t0, end: t0 + 4_000, deviceIDs: [])
+        let samples = [hr(t0 + 100, 100), hr(t0 + 1_100, 190, ["contact": "notDetected"]), hr(t0 + 2_100, 110, ["contact": "detected"])]
+        #expect(try seconds(w, samples, hold: 0).map { $0.value(.heartRate) } == [100, nil, 110, nil])
+        let session = try ExportStream(format: .fit, workout: w, samples: SampleSource(samples)).summary.session
+        #expect(session.maximumHeartRate == 110 && session.averageHeartRate == 105)
+        #expect(samples.map(\.isHeartRateReading) == [true, false, true])
+        let chart = try WorkoutChart(width: 40, height: 4, style: .ascii).heartRate(workout: w, samples: samples)
+        #expect(chart.hasPrefix("heart rate (bpm)  min 100  max 110"))
+    }
+
     @Test func incrementsAreSpreadOverTheSecondsTheyCover() throws {
         let w = Workout(activityType: "running", start: t0, end: t0 + 4_000, deviceIDs: [])
         let s = try seconds(w, [Sample(type: .runningDistance, value: 4, start: t0 + 500, end: t0 + 2_500, device: dev),

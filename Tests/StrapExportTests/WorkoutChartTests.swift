@@ -21,7 +21,7 @@ import StrapModel
         let chart = WorkoutChart(width: 60, height: 8, style: style)
         let curve = try chart.heartRate(points, start: t0, end: t0 + 600_000, pauses: [t0 + 300_000 ..< t0 + 360_000],
                                         lapStarts: [t0, t0 + 200_000, t0 + 420_000])
-        let zones = try chart.zones(HeartRateZones(boundaries: [0, 114, 133, 152, 171, .infinity], seconds: [95, 1260.4, 600, 30, 0]))
+        let zones = try chart.zones(HeartRateZones(bpm: [95, 114, 133, 152, 171, 190]), seconds: [95, 1260.4, 600, 30, 0, 12])
         return curve + "\n" + zones
     }
 
@@ -52,19 +52,12 @@ import StrapModel
         #expect(lines[9].hasPrefix("     0:00"))
     }
 
-    @Test func zonesFromTheTimeline() throws {
-        let scenario = ExportScenario(start: 1_704_103_200_000, seconds: 100, hr: { $0 < 90 ? 100 + Double($0) : nil },
-                                      pauses: [10..<20])
-        let w = scenario.synthetic
-        let zones = try HeartRateZones.timeInZones(boundaries: [0, 120, 150, 250], workout: w.workout, samples: w.source)
-        // Seconds 0-89 have a value, 90-94 hold the last one, 95-99 have none; 10-19 are paused.
-        #expect(zones.seconds == [10, 30, 45])
-    }
-
     @Test func badInputIsATypedError() throws {
-        #expect(throws: ChartError.self) { _ = try HeartRateZones(boundaries: [100], seconds: []) }
-        #expect(throws: ChartError.self) { _ = try HeartRateZones(boundaries: [100, 90], seconds: [1]) }
-        #expect(throws: ChartError.self) { _ = try HeartRateZones(boundaries: [100, 120], seconds: [1, 2]) }
+        #expect(throws: StrapError.self) { _ = try HeartRateZones(bpm: [100]) }
+        #expect(throws: StrapError.self) { _ = try HeartRateZones(bpm: [100, 90, 110, 120, 130, 140]) }
+        let zones = try HeartRateZones(bpm: [95, 114, 133, 152, 171, 190])
+        #expect(throws: ChartError.self) { _ = try WorkoutChart().zones(zones, seconds: [1, 2]) }
+        #expect(throws: ChartError.self) { _ = try WorkoutChart().zones(zones, seconds: [1, 2, 3, 4, 5, -6]) }
         #expect(throws: ChartError.self) { _ = try WorkoutChart(width: 8).heartRate(Self.points, start: Self.t0, end: Self.t0 + 1) }
         #expect(try WorkoutChart().heartRate([(Millis, Double)](), start: Self.t0, end: Self.t0 + 1_000) == "heart rate: no data\n")
     }
