@@ -1,3 +1,4 @@
+import StrapGATT
 import StrapIngest
 import StrapModel
 import Synchronization
@@ -40,10 +41,24 @@ public final class DeviceDirectory: Sendable {
                 case let .link(address, up, reason, time):
                     Self.update(address, in: &devices) { info in
                         info.connected = up
-                        info.lastSeen = time
+                        // Max: quiet notifications are noted at once, link events at hand-off.
+                        info.lastSeen = max(info.lastSeen ?? time, time)
                         if !up { info.lastDisconnectReason = reason }
                     }
                 }
+            }
+        }
+    }
+
+    /// A notification that yielded no sample (`Pipeline.onQuietNotification`): the device is
+    /// alive; a measurement notification counts as one received.
+    public func noteQuietNotification(_ address: SensorAddress, _ characteristic: GATTCharacteristic, at time: Millis) {
+        let measurement = characteristic == .heartRateMeasurement || characteristic == .cscMeasurement
+            || characteristic == .rscMeasurement
+        devices.withLock { devices in
+            Self.update(address, in: &devices) { info in
+                info.lastSeen = max(info.lastSeen ?? time, time)
+                if measurement { info.notifications += 1 }
             }
         }
     }

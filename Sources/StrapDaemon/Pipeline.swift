@@ -1,4 +1,5 @@
 import Dispatch
+import StrapGATT
 import StrapIngest
 import StrapModel
 import Synchronization
@@ -45,6 +46,10 @@ public final class Pipeline: @unchecked Sendable {
     public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
     /// Called on `queue` for device changes the daemon acts on (energy saturated, identity).
     public var onChange: (@Sendable (SensorAddress, DeviceIngest.Change) -> Void)?
+    /// Called on `queue` for a notification that yielded no sample (a CSC packet with unchanged
+    /// counters, a repeated battery level, a rejected packet): still a sign of life, which the
+    /// device directory's last seen follows. Samples carry their own times.
+    public var onQuietNotification: (@Sendable (SensorAddress, GATTCharacteristic, Millis) -> Void)?
     /// A tap for `--record`: every event as submitted, before decoding.
     public var recorder: (@Sendable (SensorEvent) -> Void)?
 
@@ -178,6 +183,9 @@ public final class Pipeline: @unchecked Sendable {
             if livePublishing { outLive.append(.event(.link(address, up: false, reason: reason, time.wall))) }
         }
         let produced = out.samples.count - mark
+        if produced == 0, case let .notification(_, characteristic, _, time) = event {
+            onQuietNotification?(address, characteristic, time.wall)
+        }
         if produced > 0 {
             sampleCount.add(produced, ordering: .relaxed)
             if livePublishing {

@@ -91,6 +91,30 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         store.close()
     }
 
+    /// Issue 32 item 13: a stopped bike's CSC packets repeat their counters and yield no sample,
+    /// yet the sensor is alive: its last seen follows every notification.
+    @Test func aNotificationWithoutSamplesStillAdvancesLastSeen() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(StoreConfig(directory: dir, sync: .none))
+        let (pipeline, live) = makePipeline(store: store)
+        let directory = DeviceDirectory()
+        _ = live.subscribe { directory.observe($0) }
+        pipeline.onQuietNotification = { directory.noteQuietNotification($0, $1, at: $2) }
+        let csc = "AA:BB:CC:DD:EE:02"
+        let stopped = CSCMeasurement(wheel: .init(revolutions: 100, eventTime: 2048), crank: .init(revolutions: 50, eventTime: 2048)).encoded()
+        let t0: Millis = 1_700_000_000_000
+        pipeline.submit(.linkUp(csc, name: "CSC", ReceiveTime(wall: t0, monotonic: 1)))
+        for k in 1...5 {
+            pipeline.submit(.notification(csc, .cscMeasurement, stopped, ReceiveTime(wall: t0 + Millis(k) * 1000, monotonic: 1 + Double(k))))
+        }
+        pipeline.drain()
+        #expect(pipeline.counters.samples == 0, "unchanged counters yield no sample")
+        let info = directory.list(service: SimulatedDeviceService(identities: [])).first { $0.address == csc }
+        #expect(info?.lastSeen == t0 + 5000 && info?.notifications == 5)
+        store.close()
+    }
+
     @Test func malformedPacketsAreCountedNotFatal() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
