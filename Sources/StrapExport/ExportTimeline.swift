@@ -162,7 +162,8 @@ struct ExportTimeline {
 
         for i in spreads.indices.reversed() {
             let s = spreads[i]
-            let overlap = min(s.end, secondEnd) - max(s.start, secondStart)
+            // Only the part inside the workout's [start, end) counts.
+            let overlap = min(s.end, secondEnd, schedule.end) - max(s.start, secondStart, schedule.start)
             if overlap > 0 {
                 current.amounts[s.kind] += s.amount * Double(overlap) / Double(s.end - s.start)
                 current.touched[s.kind] = true
@@ -173,8 +174,8 @@ struct ExportTimeline {
         var taken = 0
         for beat in futureBeats {
             guard beat.time < secondEnd else { break }
-            // Beats before the first second belong to no second.
-            if beat.time >= secondStart { current.beats.append(beat) }
+            // A beat belongs to the workout when it falls in [start, end), as every sample.
+            if beat.time >= secondStart && beat.time >= schedule.start && beat.time < schedule.end { current.beats.append(beat) }
             taken += 1
         }
         if taken > 0 { futureBeats.removeFirst(taken) }
@@ -206,7 +207,9 @@ struct ExportTimeline {
             }
             guard filteredDevice?.allowed == true else { return }
         }
-        let inSecond = sample.start >= secondStart
+        // [start, end): a level counts when it starts inside the workout (and not before the
+        // second being produced); nothing from before the start is carried in.
+        let inSecond = sample.start >= secondStart && sample.start >= schedule.start && sample.start < schedule.end
         switch sample.type {
         case .heartRate:
             guard sample.isHeartRateReading else { return }
@@ -240,7 +243,7 @@ struct ExportTimeline {
     private mutating func level(_ c: Channel, _ v: Double, _ inSecond: Bool, _ device: Device, _ kind: ExportDevice.Kind) {
         guard v.isFinite, v >= 0 else { return }
         saw(device, kind)
-        guard inSecond else { return }      // before the workout's first second
+        guard inSecond else { return }      // outside the workout's [start, end)
         sums[c.rawValue] += v
         counts[c.rawValue] += 1
     }
@@ -250,7 +253,7 @@ struct ExportTimeline {
         saw(sample.device, kind)
         if sample.end > sample.start {
             spreads.append((sample.start, sample.end, sample.value, a.rawValue))
-        } else if sample.start >= secondStart {
+        } else if sample.start >= secondStart && sample.start >= schedule.start && sample.start < schedule.end {
             current.amounts[a.rawValue] += sample.value
             current.touched[a.rawValue] = true
         }

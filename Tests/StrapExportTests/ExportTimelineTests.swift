@@ -29,6 +29,25 @@ import StrapModel
         #expect(s.map { $0.value(.heartRate) } == [105, 105, 120, 120, 120, 120, 120, 120, nil, nil, nil, nil])
     }
 
+    @Test func theFirstAndLastSecondsTakeWhatFallsInStartToEnd() throws {
+        // One rule for every type: [start, end). The workout runs from 0.4 s to 3.6 s.
+        let w = Workout(activityType: "running", start: t0 + 400, end: t0 + 3_600, deviceIDs: [])
+        let samples = [
+            Sample(type: .heartbeatSeries, value: 3, start: t0 - 500, end: t0 + 3_800, device: dev, beats: [0.8, 1.5, 4.1]),
+            Sample(type: .runningDistance, value: 8, start: t0, end: t0 + 4_000, device: dev),
+            hr(t0 + 100, 190),                                                          // before the start: not carried in
+            hr(t0 + 400, 100),                                                          // at the start: in
+            hr(t0 + 3_500, 110),                                                        // before the end: in
+            hr(t0 + 3_600, 200),                                                        // at the end: out
+        ]
+        let s = try seconds(w, samples, hold: 0)
+        #expect(s.map { $0.value(.heartRate) } == [100, nil, nil, 110])
+        // Beats at 0.3 s (before the start) and 3.6 s (the end) are out; 1.0 s is in.
+        #expect(s.map(\.beats.count) == [0, 1, 0, 0])
+        // 8 m over [0, 4 s): 2 m a second, of which [0.4, 3.6) counts: 6.4 m.
+        #expect(abs((s.last?.totals[Amount.runningDistance.rawValue] ?? 0) - 6.4) < 1e-9)
+    }
+
     @Test func aHeartRateWithoutSkinContactIsNoReadingAsInTheSummary() throws {
         // The rule the workout engine counts by (`Sample.isHeartRateReading`): a strap off the
         // chest sends noise, which neither records, totals nor the chart take.
@@ -65,7 +84,8 @@ import StrapModel
         #expect(s.map(\.paused) == [false, false, false, true, true, false])
         #expect(s.map(\.lap) == [0, 0, 0, 1, 1, 1])
         #expect(s[0].instant == t0 + 500)
-        #expect(s.map { $0.totals[Amount.cyclingDistance.rawValue] } == [10, 20, 30, 30, 30, 40])
+        // The first increment covers [0, 1 s): only its half inside the workout's [0.5 s, 6 s) counts.
+        #expect(s.map { $0.totals[Amount.cyclingDistance.rawValue] } == [5, 15, 25, 25, 25, 35])
         let schedule = try ExportSchedule(w)
         #expect(schedule.pauses == [t0 + 2_500 ..< t0 + 4_200])
         #expect(schedule.timerMillis(in: schedule.laps[1]) == 3_000 - 1_200)
