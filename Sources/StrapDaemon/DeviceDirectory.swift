@@ -94,9 +94,20 @@ public final class DeviceDirectory: Sendable {
         body(&devices[address, default: DeviceInfo(address: address, name: address)])
     }
 
-    /// The merged view: the service's devices, completed with what the pipeline observed.
-    public func list(service: DeviceService) -> [DeviceInfo] {
+    /// The merged view: the service's devices, completed with what the pipeline observed, and
+    /// devices only the pipeline saw (forgotten since): the MQTT publisher clears their state.
+    public func list(service: DeviceService) -> [DeviceInfo] { merged(service.snapshot()) }
+
+    /// What clients are shown (`devices.list`, `devices.info`): the devices the service lists
+    /// (BlueZ: known, linked or seen advertising; the simulator: not forgotten), completed with
+    /// what the pipeline observed. A forgotten device is gone, whatever the pipeline saw of it.
+    public func listed(by service: DeviceService) -> [DeviceInfo] {
         let fromService = service.snapshot()
+        let addresses = Set(fromService.map(\.address))
+        return merged(fromService).filter { addresses.contains($0.address) }
+    }
+
+    private func merged(_ fromService: [DeviceInfo]) -> [DeviceInfo] {
         var merged = devices.withLock { $0 }
         for s in fromService {
             var info = merged[s.address] ?? s

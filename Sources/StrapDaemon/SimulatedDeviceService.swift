@@ -29,7 +29,8 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
 
     public func scan(timeout: Double, found: @escaping @Sendable (DiscoveredDevice) -> Void,
                      finished: @escaping @Sendable (DeviceError?) -> Void) -> ScanHandle {
-        let all = snapshot()
+        // A forgotten simulated sensor can be found again, as a real one advertising would be.
+        let all = queue.sync { Array(infos.values) }
         // One completion, whichever comes first: the timeout or stop().
         let done = Once()
         queue.async {
@@ -61,7 +62,8 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
         update(address, completion) { _ in }
     }
 
-    public func snapshot() -> [DeviceInfo] { queue.sync { Array(infos.values) } }
+    /// A forgotten sensor is not listed until it is connected again.
+    public func snapshot() -> [DeviceInfo] { queue.sync { infos.values.filter { $0.known || $0.connected || $0.paired } } }
 
     private func update(_ address: SensorAddress, _ completion: @escaping @Sendable (DeviceError?) -> Void, link: Bool? = nil,
                         _ change: @escaping @Sendable (inout DeviceInfo) -> Void) {

@@ -115,6 +115,30 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         store.close()
     }
 
+    /// Issue 32: a forgotten device is not shown to clients, though the pipeline saw it; the
+    /// full list keeps it (known and connected no more) for the MQTT publisher to clear.
+    @Test func aForgottenDeviceIsNotListed() throws {
+        let hr = "5E:1A:00:00:48:00"
+        let service = SimulatedDeviceService(identities: [SimulatedIdentity(address: hr, name: "Sim HR 0")])
+        let directory = DeviceDirectory()
+        directory.observe([.link(hr, up: true, reason: nil, 1_700_000_000_000)])
+        #expect(directory.listed(by: service).map(\.address) == [hr])
+        let forgotten = DispatchSemaphore(value: 0)
+        service.forget(hr) { error in
+            #expect(error == nil)
+            forgotten.signal()
+        }
+        forgotten.wait()
+        directory.observe([.link(hr, up: false, reason: "disconnected by request", 1_700_000_001_000)])
+        #expect(directory.listed(by: service).isEmpty)
+        #expect(directory.list(service: service).map { [$0.address, "\($0.known || $0.connected)"] } == [[hr, "false"]])
+        // Connected again, it is listed again.
+        let connected = DispatchSemaphore(value: 0)
+        service.connect(hr) { _ in connected.signal() }
+        connected.wait()
+        #expect(directory.listed(by: service).map(\.address) == [hr])
+    }
+
     @Test func malformedPacketsAreCountedNotFatal() throws {
         let dir = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }

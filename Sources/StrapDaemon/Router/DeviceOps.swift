@@ -12,7 +12,7 @@ extension RequestRouter {
         _ = try Params(request, allowed: [])
         let id = request.id
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
-            let devices = context.directory.list(service: context.devices)
+            let devices = context.directory.listed(by: context.devices)
             return Reply.success(id: id, result: ["devices": .array(devices.map { .object(DaemonJSON.device($0)) })])
         }
     }
@@ -23,7 +23,7 @@ extension RequestRouter {
         let address = try params.requiredAddress("address")
         let id = request.id
         respond(request, session) { [context] () throws(WireError) -> [UInt8] in
-            guard let info = context.directory.list(service: context.devices).first(where: { $0.address == address }) else {
+            guard let info = context.directory.listed(by: context.devices).first(where: { $0.address == address }) else {
                 throw WireError(.notFound, "no device \(address)")
             }
             return Reply.success(id: id, result: DaemonJSON.device(info))
