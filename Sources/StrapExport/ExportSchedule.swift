@@ -35,6 +35,12 @@ struct ExportSchedule: Sendable {
     let boundaries: [(time: Millis, boundary: Boundary)]
     /// Whether the workout ends paused (then no separate timer stop is marked at the end).
     let endsPaused: Bool
+    /// The workout engine's own figures (the saved summary and each lap's), when the workout
+    /// came from a session: the exports write its heart rate and time in zones rather than
+    /// compute them a second way. Nil for a workout the engine did not make (then the
+    /// per-second values give them), and the laps' nil when tidying changed the laps.
+    let engineSession: [String: Double]?
+    let engineLaps: [[String: Double]]?
 
     /// Forty days: well inside FIT's 32-bit millisecond durations (49.7 days).
     static let longestWorkout: Millis = 40 * 86_400_000
@@ -63,6 +69,8 @@ struct ExportSchedule: Sendable {
             if lower < upper { tidy.append(lower..<upper) }
         }
         laps = tidy.isEmpty ? [start..<end] : tidy
+        engineSession = workout.sessionID == nil ? nil : workout.summary
+        engineLaps = workout.sessionID != nil && workout.laps.map({ $0.start..<$0.end }) == laps ? workout.laps.map(\.summary) : nil
 
         let timer = Self.timer(workout)
         pauses = timer.pauses

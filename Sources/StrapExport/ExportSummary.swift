@@ -24,6 +24,9 @@ public struct SegmentSummary: Sendable, Equatable, Codable {
     public var maximumCadence: Double?
     /// Seconds written as FIT records / TCX trackpoints.
     public var points: Int
+    /// Seconds below heart-rate zone 1 and in zones 1…5: the engine's (docs/workouts.md), nil
+    /// when the workout has none (no zones known, or not made by the engine).
+    public var timeInZones: [Double]?
 
     public init(start: Millis, end: Millis, elapsedMillis: Millis, timerMillis: Millis, distance: Double? = nil,
                 calories: Double? = nil, averageHeartRate: Double? = nil, maximumHeartRate: Double? = nil,
@@ -82,14 +85,24 @@ struct SegmentAccumulator {
         if s.hasContent(family) { points += 1 }
     }
 
-    func summary(_ range: Range<Millis>, _ schedule: ExportSchedule) -> SegmentSummary {
-        SegmentSummary(start: range.lowerBound, end: range.upperBound,
-                       elapsedMillis: range.upperBound - range.lowerBound,
-                       timerMillis: schedule.timerMillis(in: range),
-                       distance: distanceSeen ? distance : nil, calories: energySeen ? energy : nil,
-                       averageHeartRate: heartRate.average, maximumHeartRate: heartRate.max,
-                       minimumHeartRate: heartRate.min, averageSpeed: speed.average, maximumSpeed: speed.max,
-                       averageCadence: cadence.average, maximumCadence: cadence.max, points: points)
+    /// `engine`: the engine's figures for this segment, whose heart rate and time in zones
+    /// replace the per-second ones, so the file says what the summary and `workout show` say.
+    func summary(_ range: Range<Millis>, _ schedule: ExportSchedule, engine: [String: Double]?) -> SegmentSummary {
+        var s = SegmentSummary(start: range.lowerBound, end: range.upperBound,
+                               elapsedMillis: range.upperBound - range.lowerBound,
+                               timerMillis: schedule.timerMillis(in: range),
+                               distance: distanceSeen ? distance : nil, calories: energySeen ? energy : nil,
+                               averageHeartRate: heartRate.average, maximumHeartRate: heartRate.max,
+                               minimumHeartRate: heartRate.min, averageSpeed: speed.average, maximumSpeed: speed.max,
+                               averageCadence: cadence.average, maximumCadence: cadence.max, points: points)
+        if let engine {
+            s.averageHeartRate = engine["heartRateAverage"]
+            s.maximumHeartRate = engine["heartRateMaximum"]
+            s.minimumHeartRate = engine["heartRateMinimum"]
+            let zones = (["timeBelowZone1"] + (1...5).map { "timeInZone\($0)" }).compactMap { engine[$0] }
+            s.timeInZones = zones.count == HeartRateZones.count ? zones : nil
+        }
+        return s
     }
 }
 
@@ -108,12 +121,16 @@ struct ExportStats {
     }
 
     func lapSummary(_ i: Int, _ schedule: ExportSchedule) -> SegmentSummary {
-        laps[i].summary(schedule.laps[i], schedule)
+        laps[i].summary(schedule.laps[i], schedule, engine: schedule.engineLaps?[i])
+    }
+
+    func sessionSummary(_ schedule: ExportSchedule) -> SegmentSummary {
+        session.summary(schedule.start..<schedule.end, schedule, engine: schedule.engineSession)
     }
 
     func summary(_ schedule: ExportSchedule, devices: [ExportDevice]) -> ExportSummary {
         ExportSummary(laps: schedule.laps.indices.map { lapSummary($0, schedule) },
-                      session: session.summary(schedule.start..<schedule.end, schedule),
+                      session: sessionSummary(schedule),
                       beats: beats, deviceIDs: devices.map(\.device.id))
     }
 }

@@ -36,7 +36,7 @@ struct FITEncoder: FormatEncoder {
         .init(5, .enumeration), .init(6, .enumeration), .init(7, .uint32), .init(8, .uint32), .init(9, .uint32),
         .init(11, .uint16), .init(14, .uint16), .init(15, .uint16), .init(16, .uint8), .init(17, .uint8),
         .init(64, .uint8), .init(18, .uint8), .init(19, .uint8), .init(25, .uint16), .init(26, .uint16),
-        .init(28, .enumeration),
+        .init(28, .enumeration), .init(65, .uint32, count: HeartRateZones.count),
     ])
     static let activity = FIT.Definition(local: 8, global: 34, [
         .init(253, .uint32), .init(0, .uint32), .init(1, .uint16), .init(2, .enumeration), .init(3, .enumeration),
@@ -134,7 +134,7 @@ struct FITEncoder: FormatEncoder {
                        descriptor: d.device.name, into: &sink)
         }
 
-        let session = stats.session.summary(ctx.schedule.start..<ctx.schedule.end, ctx.schedule)
+        let session = stats.sessionSummary(ctx.schedule)
         Self.session.header(into: &sink)
         sink.u16(0)                                        // message_index
         sink.u32(end)
@@ -147,6 +147,9 @@ struct FITEncoder: FormatEncoder {
         sink.u16(0)                                        // first_lap_index
         sink.u16(UInt16(clamping: ctx.schedule.laps.count))
         sink.u8(0)                                         // trigger: activity_end
+        for k in 0..<HeartRateZones.count {                // time_in_hr_zone, s ×1000
+            sink.u32(session.timeInZones.map { FIT.scaled32($0[k], 1000) } ?? FIT.invalid32)
+        }
 
         Self.activity.header(into: &sink)
         sink.u32(end)

@@ -65,6 +65,42 @@ import ThirdPartyReaders
         #expect(try [UInt8](Data(contentsOf: URL(fileURLWithPath: path))) == written)
     }
 
+    /// One computation behind every figure: the FIT's session message (read by Garmin's SDK and
+    /// fitdecode), the saved summary and `workout show` give the same heart rate, time in zones
+    /// and duration for the same workout.
+    @Test func theFITSessionTheSummaryAndWorkoutShowAgree() throws {
+        let (h, w, uuid) = try savedRide()
+        defer { h.close() }
+        guard case .object(let summary)? = w["summary"] else { Issue.record("no summary: \(w)"); return }
+        func figure(_ key: String) throws -> Double {
+            switch summary[key] {
+            case .double(let d)?: return d
+            case .int(let i)?: return Double(i)
+            default: throw ClientError.closed
+            }
+        }
+        let average = try figure("heartRateAverage"), maximum = try figure("heartRateMaximum")
+        let duration = try figure("elapsedTime")
+        let zones = try (["timeBelowZone1"] + (1...5).map { "timeInZone\($0)" }).map(figure)
+        #expect(zones.reduce(0, +) > 0)
+
+        let dir = try ThirdPartyReaders.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("ride.fit").path
+        #expect(strapctl(h, "workout", "export", uuid, "-o", path).exitCode == 0)
+        try ThirdPartyReaders.verifyFIT(URL(fileURLWithPath: path), expect: ["session": [
+            "avg_hr": Int(average.rounded()), "max_hr": Int(maximum.rounded()), "timer": duration, "zones": zones,
+        ]])
+
+        let shown = lines(strapctl(h, "workout", "show", uuid, "--chart", "none").stdout)
+        #expect(shown.contains("  duration    \(TextFormat.duration(duration)) (excluding pauses)"), "\(shown)")
+        #expect(shown.contains { $0.hasPrefix("  heart rate  avg \(Int(average.rounded())) bpm, max \(Int(maximum.rounded())) bpm") }, "\(shown)")
+        // The zones table: below zone 1, then zones 1-5, each with its time.
+        let header = try #require(shown.firstIndex { $0.hasPrefix("  ZONE ") })
+        let times = shown[(header + 1)...(header + 6)].map { $0.split(separator: " ").dropLast().last.map(String.init) }
+        #expect(times == zones.map { TextFormat.duration($0) }, "\(shown)")
+    }
+
     @Test func exportToStandardOutputWritesTheBytesAlone() throws {
         let (h, _, uuid) = try savedRide()
         defer { h.close() }

@@ -132,6 +132,12 @@ def main(path, expect_path):
             compare_segment(f"lap {i}", g, w)
     if "session" in expect and sessions:
         compare_segment("session", sessions[0], expect["session"])
+        if "zones" in expect["session"]:
+            got = sessions[0].get("time_in_hr_zone")
+            want = expect["session"]["zones"]
+            check(isinstance(got, (list, tuple)) and len(got) == len(want)
+                  and all(close(g, w, 0.0015) for g, w in zip(got, want)),
+                  f"session time_in_hr_zone: file {got!r}, expected {want!r}")
         if activities:
             check(close(activities[0].get("total_timer_time"), expect["session"].get("timer"), 0.0015),
                   "activity total_timer_time differs from the session's")
