@@ -20,7 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$BIN/strapd" --simulate="$SENSORS" --state-dir "$DIR/state" --socket "$SOCK" \
+"$BIN/strapd" --simulate="$SENSORS" --simulate-scenario demo --state-dir "$DIR/state" --socket "$SOCK" \
   --set daemon.socket_group= --log-level notice 2> "$DIR/strapd.log" &
 PID=$!
 for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done

@@ -1,4 +1,5 @@
 import StrapConfig
+import StrapSimulator
 
 /// `strapd`'s command line (strapd(8)). Flags that set configuration keys are kept as
 /// overrides and applied after the file, so the command line always wins.
@@ -14,6 +15,9 @@ public struct DaemonOptions: Sendable, Equatable {
     /// `--simulate-speed X`: the simulator runs X times faster than real time (soak runs,
     /// benchmarks); the samples' times follow the simulated clock.
     public var simulateSpeed = 1.0
+    /// `--simulate-scenario NAME`: how the simulated athlete moves; `demo` is scripted (and
+    /// seeded) so that `make demo` always shows riding and a heart rate climbing through zones.
+    public var simulateScenario = Simulation.Scenario.random
     public var overrides: [ConfigOverride] = []
     public var showVersion = false
     public var showHelp = false
@@ -38,7 +42,7 @@ public struct DaemonOptions: Sendable, Equatable {
 
     public static let usage = """
         usage: strapd [--config FILE] [--state-dir DIR] [--socket PATH] [--log-level LEVEL]
-                      [--simulate[=N] [--simulate-speed X]] [--record FILE] [--replay FILE [--replay-speed X]]
+                      [--simulate[=N] [--simulate-speed X] [--simulate-scenario random|demo]] [--record FILE] [--replay FILE [--replay-speed X]]
                       [--set section.key=value]... [--version] [--help]
         """
 
@@ -73,6 +77,12 @@ public struct DaemonOptions: Sendable, Equatable {
                 let v = try value(flag, inline)
                 guard let x = Double(v), x > 0, x <= 1_000_000, x.isFinite else { throw CommandLineError(message: "--simulate-speed takes a number in (0, 1000000]") }
                 o.simulateSpeed = x
+            case "--simulate-scenario":
+                let v = try value(flag, inline)
+                guard let scenario = Simulation.Scenario(rawValue: v) else {
+                    throw CommandLineError(message: "--simulate-scenario takes \(Simulation.Scenario.allCases.map(\.rawValue).joined(separator: " or ")), not '\(v)'")
+                }
+                o.simulateScenario = scenario
             case "--record": o.record = try value(flag, inline)
             case "--replay": o.replay = try value(flag, inline)
             case "--replay-speed":
@@ -90,6 +100,7 @@ public struct DaemonOptions: Sendable, Equatable {
         }
         if o.replay != nil && o.simulate != nil { throw CommandLineError(message: "--replay and --simulate cannot be combined") }
         if o.simulateSpeed != 1, o.simulate == nil { throw CommandLineError(message: "--simulate-speed goes with --simulate") }
+        if o.simulateScenario != .random, o.simulate == nil { throw CommandLineError(message: "--simulate-scenario goes with --simulate") }
         return o
     }
 }

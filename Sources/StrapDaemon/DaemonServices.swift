@@ -199,7 +199,11 @@ final class SourceService: LifecycleService {
             })
         case let .simulate(n):
             let kinds = configuration.simulate.devices.compactMap { Simulation.Kind(rawValue: $0.rawValue) }
-            let simulation = n > 0 ? Simulation(count: n, seed: seed) : Simulation(kinds: kinds, seed: seed)
+            // The demo's scenario is seeded too: every run of `make demo` looks the same.
+            let scenario = options.simulateScenario
+            let seed = scenario == .demo ? 1 : seed
+            let simulation = n > 0 ? Simulation(count: n, seed: seed, scenario: scenario)
+                : Simulation(kinds: kinds, seed: seed, scenario: scenario)
             let source = SimulatorSource(simulation: simulation, pipeline: pipeline, speed: options.simulateSpeed)
             simulator = source
             return SimulatedDeviceService(identities: source.identities) { [weak source] address, up in source?.setConnected(address, up) }

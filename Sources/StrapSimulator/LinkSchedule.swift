@@ -14,6 +14,11 @@ struct LinkSchedule: Sendable {
         nextDropout = dropouts.nextDropout(after: 0, using: &rng)
     }
 
+    /// The first dropout comes no earlier than `time` (the demo's scripted minutes).
+    mutating func postponeDropouts(until time: Double) {
+        if let d = nextDropout, d.start < time { nextDropout = (time + d.start, time + d.end) }
+    }
+
     enum Step { case slot(Double), dropped(Double, String), restored(Double) }
 
     /// When `next(upTo:)` will next have something (a slot, or the link dropping or coming back).

@@ -30,7 +30,10 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
     var battery: UInt8 = 95
     var announced = false
 
-    public init(index: Int, seed: UInt64, dropouts: DropoutSchedule = DropoutSchedule()) {
+    let scenario: Simulation.Scenario
+
+    public init(index: Int, seed: UInt64, dropouts: DropoutSchedule = DropoutSchedule(), scenario: Simulation.Scenario = .random) {
+        self.scenario = scenario
         var rng = SimulationRandom(seed: seed)
         identity = SimulatedIdentity(address: simulatedAddress(kind: 0x48, index: index),
                                      name: "Sim HR \(index)", manufacturer: "strapd simulator", model: "SIM-HR",
@@ -38,6 +41,12 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
         link = LinkSchedule(period: 1, phase: rng.uniform(0, 1), dropouts: dropouts, rng: &rng)
         nextBeat = rng.uniform(0, 0.8)
         nextContactLoss = rng.exponential(mean: 400)
+        if scenario == .demo {
+            heartRate = Simulation.Scenario.demoHeartRate(at: 0)
+            nextTargetChange = Simulation.Scenario.demoHeartRateSeconds
+            nextContactLoss = max(nextContactLoss, 120)
+            link.postponeDropouts(until: 120)
+        }
         self.rng = rng
     }
 
@@ -70,7 +79,13 @@ public struct SimulatedHeartRateStrap: LinkDrivenDevice {
                 nextTargetChange = nextBeat + rng.uniform(45, 90)
             }
             let interval = 60 / heartRate * (1 + 0.04 * sin(2 * Double.pi * nextBeat / 4.5) + 0.02 * rng.gaussian())
-            heartRate += (targetHeartRate - heartRate) * min(1, interval / 20)
+            if scenario == .demo && nextBeat < Simulation.Scenario.demoHeartRateSeconds {
+                // Follows the script closely (a 3 s lag) so the climb shows within the demo.
+                targetHeartRate = Simulation.Scenario.demoHeartRate(at: nextBeat + 3)
+                heartRate += (targetHeartRate - heartRate) * min(1, interval / 3)
+            } else {
+                heartRate += (targetHeartRate - heartRate) * min(1, interval / 20)
+            }
             energyKilojoules += max(0, (-55.0969 + 0.6309 * heartRate + 0.1988 * 75 + 0.2017 * 35)) * interval / 60
             let ticks = Int64((nextBeat * (1 + clockError) * 1024).rounded())
             if nextBeat > contactLossUntil, let lastBeatTicks {

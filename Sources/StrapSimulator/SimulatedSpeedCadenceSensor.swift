@@ -17,7 +17,11 @@ public struct SimulatedSpeedCadenceSensor: LinkDrivenDevice {
     var battery: UInt8 = 80
     var announced = false
 
-    public init(index: Int, seed: UInt64, wheelCircumference: Double = 2.105, dropouts: DropoutSchedule = DropoutSchedule()) {
+    let scenario: Simulation.Scenario
+
+    public init(index: Int, seed: UInt64, wheelCircumference: Double = 2.105, dropouts: DropoutSchedule = DropoutSchedule(),
+                scenario: Simulation.Scenario = .random) {
+        self.scenario = scenario
         var rng = SimulationRandom(seed: seed)
         identity = SimulatedIdentity(address: simulatedAddress(kind: 0x5B, index: index), name: "Sim CSC \(index)",
                                      manufacturer: "strapd simulator", model: "SIM-CSC", serial: "CSC\(seed % 100_000)",
@@ -26,6 +30,7 @@ public struct SimulatedSpeedCadenceSensor: LinkDrivenDevice {
         link = LinkSchedule(period: 1, phase: rng.uniform(0, 1), dropouts: dropouts, rng: &rng)
         wheel = RevolutionCounter(count: 0xFFFF_FFFF - UInt64(rng.next() % 400), modulus: 1 << 32)
         crank = RevolutionCounter(count: 0xFFFF - UInt64(rng.next() % 200), modulus: 1 << 16)
+        if scenario == .demo { link.postponeDropouts(until: 120) }
         self.rng = rng
     }
 
@@ -44,7 +49,12 @@ public struct SimulatedSpeedCadenceSensor: LinkDrivenDevice {
     /// Efforts change every 30–60 s: riding (5–13 m/s at 70–100 rpm), coasting, or stopped.
     mutating func progress(to t: Double) {
         while lastTime < t {
-            if lastTime >= nextChange {
+            if scenario == .demo && lastTime < Simulation.Scenario.demoRideSeconds {
+                if lastTime >= nextChange {
+                    speed = rng.uniform(8.5, 9.5); cadence = rng.uniform(85, 95)
+                    nextChange = min(lastTime + rng.uniform(20, 40), Simulation.Scenario.demoRideSeconds)
+                }
+            } else if lastTime >= nextChange {
                 switch rng.next() % 8 {
                 case 0: speed = 0; cadence = 0                                   // stopped
                 case 1: speed = rng.uniform(6, 12); cadence = 0                  // coasting

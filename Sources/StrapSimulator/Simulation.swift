@@ -5,9 +5,9 @@ import StrapGATT
 public struct Simulation: Sendable {
     public internal(set) var devices: [any SimulatedDevice]
 
-    public init(count: Int? = nil, seed: UInt64 = 1, dropouts: DropoutSchedule = DropoutSchedule()) {
+    public init(count: Int? = nil, seed: UInt64 = 1, dropouts: DropoutSchedule = DropoutSchedule(), scenario: Scenario = .random) {
         let n = max(1, count ?? 2)
-        self.init(kinds: (0..<n).map { Kind.allCases[$0 % 3] }, seed: seed, dropouts: dropouts)
+        self.init(kinds: (0..<n).map { Kind.allCases[$0 % 3] }, seed: seed, dropouts: dropouts, scenario: scenario)
     }
 
     /// Everything every device did up to `time`, merged in time order.
@@ -31,16 +31,33 @@ extension Simulation {
         case hr, csc, rsc
     }
 
+    /// How the simulated athlete moves (`--simulate-scenario`).
+    public enum Scenario: String, Sendable, CaseIterable {
+        /// Efforts drawn at random: riding, coasting or stopped; heart-rate targets of 65–175.
+        case random
+        /// What `make demo` shows whatever the seed: the heart rate climbs steadily from about 95
+        /// to 175 bpm between 10 s and 40 s (through every zone of a typical adult), the strap
+        /// keeps skin contact for the first 2 minutes, and the speed/cadence sensor rides
+        /// (8.5–9.5 m/s at 85–95 rpm) for its first 5 minutes. Random efforts follow.
+        case demo
+
+        /// The heart rate the demo's athlete is heading for at `t` seconds.
+        public static func demoHeartRate(at t: Double) -> Double { 95 + 80 * min(1, max(0, (t - 10) / 30)) }
+        /// How long the demo's scripted part lasts for each device kind.
+        public static let demoHeartRateSeconds = 60.0
+        public static let demoRideSeconds = 300.0
+    }
+
     /// Exactly these devices, in order (indices count per kind).
-    public init(kinds: [Kind], seed: UInt64 = 1, dropouts: DropoutSchedule = DropoutSchedule()) {
+    public init(kinds: [Kind], seed: UInt64 = 1, dropouts: DropoutSchedule = DropoutSchedule(), scenario: Scenario = .random) {
         var perKind: [Kind: Int] = [:]
         devices = kinds.enumerated().map { i, kind -> any SimulatedDevice in
             let index = perKind[kind, default: 0]
             perKind[kind] = index + 1
             let deviceSeed = seed &* 0x9E37_79B9 &+ UInt64(i)
             switch kind {
-            case .hr: return SimulatedHeartRateStrap(index: index, seed: deviceSeed, dropouts: dropouts)
-            case .csc: return SimulatedSpeedCadenceSensor(index: index, seed: deviceSeed, dropouts: dropouts)
+            case .hr: return SimulatedHeartRateStrap(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
+            case .csc: return SimulatedSpeedCadenceSensor(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
             case .rsc: return SimulatedFootPod(index: index, seed: deviceSeed, dropouts: dropouts)
             }
         }

@@ -20,6 +20,45 @@ import StrapGATT
         #expect(zip(ea, eb).allSatisfy { $0.time == $1.time && $0.event == $1.event })
     }
 
+    /// `make demo` (`--simulate-scenario demo`): whatever the seed, the bike rides and the heart
+    /// rate climbs through the zones while the demo watches (its first minute).
+    @Test(arguments: [1, 2, 99, 12345] as [UInt64])
+    func theDemoScenarioRidesAndClimbsThroughTheZones(seed: UInt64) throws {
+        var s = Simulation(count: 3, seed: seed, scenario: .demo)
+        var derivation: CSCDerivation?
+        var heartRates: [(Double, Int)] = []
+        var speeds: [Double] = [], cadences: [Double] = []
+        var connected = true
+        for (time, _, event) in s.advance(to: 60) {
+            switch event {
+            case let .notification(.heartRateMeasurement, value):
+                let m = try HeartRateMeasurement.decode(value)
+                #expect(m.contact != .notDetected, "contact lost at \(time)")
+                heartRates.append((time, Int(m.heartRate)))
+            case let .notification(.cscMeasurement, value):
+                let m = try CSCMeasurement.decode(value)
+                if derivation == nil { derivation = CSCDerivation(configuration: .init(wheelCircumference: 2.105)) }
+                let out = derivation!.update(m, receivedAt: time)
+                if time > 3, let v = out.speed { speeds.append(v) }
+                if time > 3, let c = out.cadence { cadences.append(c) }
+            case .disconnected: connected = false
+            default: break
+            }
+        }
+        #expect(connected, "no dropout during the demo")
+        #expect(!speeds.isEmpty && speeds.allSatisfy { $0 > 7 && $0 < 11 }, "\(speeds)")
+        #expect(!cadences.isEmpty && cadences.allSatisfy { $0 > 75 && $0 < 105 }, "\(cadences)")
+        let early = heartRates.filter { $0.0 < 10 }.map(\.1), late = heartRates.filter { $0.0 > 42 }.map(\.1)
+        #expect(early.allSatisfy { $0 < 110 }, "\(early)")
+        #expect(late.allSatisfy { $0 > 160 }, "\(late)")
+        // Climbing: every 10 s window higher than the one before, from 10 s to 40 s.
+        let means = stride(from: 10.0, to: 40, by: 10).map { t0 in
+            let w = heartRates.filter { $0.0 >= t0 && $0.0 < t0 + 10 }.map { Double($0.1) }
+            return w.reduce(0, +) / Double(max(1, w.count))
+        }
+        #expect(zip(means, means.dropFirst()).allSatisfy { $0 < $1 }, "\(means)")
+    }
+
     @Test func everyNotificationDecodesAndTheStrapIsPlausible() throws {
         var s = Simulation(count: 3, seed: 11, dropouts: .none)
         var hr = 0, csc = 0, rsc = 0, rrBeats = 0, contactLost = 0
