@@ -23,8 +23,9 @@ public struct RRInterval: Sendable, Hashable, Codable {
 /// interval i is `offset[i] - offset[i-1]` (with `offset[-1] = 0`); when the beat timeline had
 /// to move a beat (`adjusted`), the sensor's raw values from the `rr` metadata are used.
 /// A series starts a new run (its first interval gets `breakBefore`) when it says
-/// `gapBefore`, or when its start is more than `continuityTolerance` away from the previous
-/// series' last beat: after a reconnect the ingest's timeline starts over without a flag.
+/// `gapBefore` (lost beats, a reconnect, a clock step: the ingest flags them), or when its
+/// start is more than `continuityTolerance` away from the previous series' last beat, which
+/// still catches data stored before the ingest flagged reconnects.
 /// Only one device's beats are read (two straps' beats interleaved would make nonsense
 /// intervals): `deviceID` if given, else the first device that delivers a series.
 struct RRReader: Sendable {
