@@ -122,6 +122,45 @@ struct AccessControlTests {
         #expect(samples.allSatisfy { ["heartRate", "batteryLevel"].contains($0.data.string("type")) })
     }
 
+    /// `access.status` answers from the same table the router enforces: every operation it
+    /// calls refused is `notAuthorized` when tried, and every one it allows is not.
+    @Test func accessStatusSaysWhatThePeerMayDoAndRequestsAgree() throws {
+        let policy = AccessPolicy(readTypes: [.uid(Self.nobody): ["heartRate", "workout"]], record: [.uid(Self.nobody)], daemonUID: 0)
+        let h = try RouterHarness(access: policy)
+        defer { h.close() }
+        let range = #""from":"2023-01-01T00:00:00Z","to":"2030-01-01T00:00:00Z""#
+        let probes: [(op: String, request: String)] = [
+            ("samples.query", #"{"id":2,"op":"samples.query"}"#),
+            ("workout.list", #"{"id":3,"op":"workout.list"}"#),
+            ("workout.hrv", #"{"id":4,"op":"workout.hrv",\#(range)}"#),
+            ("workout.start", #"{"id":5,"op":"workout.start","activityType":"juggling"}"#),
+            ("devices.list", #"{"id":6,"op":"devices.list"}"#),
+            ("samples.delete", #"{"id":7,"op":"samples.delete","uuids":["\#(UUID())"]}"#),
+            ("profile.set", #"{"id":8,"op":"profile.set","profile":{}}"#),
+            ("workout.watch", #"{"id":9,"op":"workout.watch"}"#),
+        ]
+        let replies = try Self.runAsNobody(h, [#"{"id":1,"op":"access.status"}"#] + probes.map(\.request))
+        try #require(replies.count == probes.count + 1)
+        let status = replies[0].result
+        guard case .object(let operations)? = status["operations"], case .object(let types)? = status["types"],
+              case .object(let grants)? = status["grants"], case .object(let peer)? = status["peer"] else {
+            Issue.record("access.status: \(replies[0])"); return
+        }
+        #expect(peer.int("uid") == Int64(Self.nobody))
+        #expect(grants["read"] == .string("limited") && grants["record"] == .bool(true) && grants["admin"] == .bool(false))
+        #expect(types["heartRate"] == .bool(true) && types["workout"] == .bool(true))
+        #expect(types["cyclingSpeed"] == .bool(false) && types["heartbeatSeries"] == .bool(false))
+        #expect(Set(operations.entries.map(\.key)) == Set(Operation.table.keys))
+        for (probe, reply) in zip(probes, replies.dropFirst()) {
+            let allowed = operations[probe.op] == .bool(true)
+            #expect(allowed == (reply.errorCode != "notAuthorized"), "\(probe.op): \(reply)")
+        }
+        // What the probes show, spelled out: reads of its types and recording are open to it,
+        // HRV (heartbeatSeries) and admin operations are not.
+        #expect(operations["samples.query"] == .bool(true) && operations["workout.start"] == .bool(true))
+        #expect(operations["workout.hrv"] == .bool(false) && operations["samples.delete"] == .bool(false))
+    }
+
     @Test func aSocketTheUserCannotOpenIsPermissionDeniedNotNotRunning() throws {
         let h = try RouterHarness()
         defer { h.close() }

@@ -3,6 +3,7 @@ import Glibc
 import StrapControl
 import StrapIngest
 import StrapModel
+import StrapOS
 import StrapSimulator
 import StrapStore
 import StrapSystem
@@ -28,13 +29,16 @@ final class RouterHarness: @unchecked Sendable {
     init(access: AccessPolicy? = nil, devices: DeviceService? = nil, outputLimits: OutputLimits = OutputLimits(),
          routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
          maximumConnections: Int = 4096, retention: Millis = 0, workoutClock: (@Sendable () -> Millis)? = nil,
-         name: String = #function) throws {
+         syscalls: Syscalls = .live, name: String = #function) throws {
         // sun_path holds 108 bytes: keep the socket directory short.
         directory = "/tmp/strapd-rt-\(name.filter(\.isLetter).prefix(12))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         chmod(directory, 0o755)
         socketPath = directory + "/s.sock"
-        let store = try Store.open(StoreConfig(directory: directory + "/store", sync: .none, retention: retention))
+        var storeConfig = StoreConfig(directory: directory + "/store", sync: .none, retention: retention)
+        // The store's files and the session journals beside them: tests make writes fail.
+        storeConfig.syscalls = syscalls
+        let store = try Store.open(storeConfig)
         let identities = Simulation(count: 3, seed: 1).devices.map(\.identity)
         self.identities = identities
         let service = devices ?? SimulatedDeviceService(identities: identities)

@@ -123,7 +123,7 @@ extension RequestRouter {
 ///
 /// A plain Dispatch loop rather than the store's async `follow`: a follower must never depend
 /// on the cooperative thread pool, which blocking code elsewhere in the process can exhaust.
-final class FollowStream: RouterStream, @unchecked Sendable {
+final class FollowStream: RouterStream, ParkedFollower, @unchecked Sendable {
     private enum State { case starting, running, ended }
     private struct Query {
         let store: Store

@@ -2,7 +2,16 @@ import Dispatch
 import StrapStore
 import Synchronization
 
-/// Wakes the followers of `samples.anchored` that have caught up, when the store commits.
+/// A stream that reads the store from an anchor and parks in the `FollowEngine` once caught
+/// up: `samples.anchored` followers and followed statistics collections.
+protocol ParkedFollower: AnyObject, Sendable {
+    /// On the engine's queue: a commit passed the anchor it parked at. Runs its next step
+    /// there and returns what is left for the server queue.
+    func resume(from anchor: UInt64) -> ServerHop?
+}
+
+/// Wakes the followers of `samples.anchored` (and of `statistics.collection`) that have caught
+/// up, when the store commits.
 ///
 /// A caught-up follower parks here at its anchor and costs nothing while it waits: no timer,
 /// no thread. The store calls `committed` once per published durable position; when anyone is
@@ -32,7 +41,7 @@ final class FollowEngine: @unchecked Sendable {
     private let store: Store
     private let queue = DispatchQueue(label: "strapd.router.follow")
     private let commits: DispatchSourceUserDataAdd
-    private let parkedFollowers = Mutex<[ObjectIdentifier: (follower: FollowStream, anchor: UInt64)]>([:])
+    private let parkedFollowers = Mutex<[ObjectIdentifier: (follower: any ParkedFollower, anchor: UInt64)]>([:])
     private let observation = Mutex<CommitObservation?>(nil)
     private let passCount = Atomic<Int>(0)
     private let lookCount = Atomic<Int>(0)
@@ -57,7 +66,7 @@ final class FollowEngine: @unchecked Sendable {
     /// On the worker queue: a follower at `anchor` wants to know whether there is more.
     /// True: read now. False: it is parked and `resume(from:)` is called once a commit passes
     /// `anchor`.
-    func proceedOrPark(_ follower: FollowStream, at anchor: UInt64) -> Bool {
+    func proceedOrPark(_ follower: any ParkedFollower, at anchor: UInt64) -> Bool {
         lookCount.add(1, ordering: .relaxed)
         if store.latestAnchor > anchor { return true }
         let key = ObjectIdentifier(follower)
@@ -72,7 +81,7 @@ final class FollowEngine: @unchecked Sendable {
     }
 
     /// The follower ended: it is no longer woken.
-    func unpark(_ follower: FollowStream) {
+    func unpark(_ follower: any ParkedFollower) {
         _ = parkedFollowers.withLock { $0.removeValue(forKey: ObjectIdentifier(follower)) }
     }
 
@@ -102,7 +111,7 @@ final class FollowEngine: @unchecked Sendable {
     /// On `queue`: every follower the durable end has passed goes back to reading.
     private func pass() {
         let latest = store.latestAnchor
-        let due = parkedFollowers.withLock { parked -> [(follower: FollowStream, anchor: UInt64)] in
+        let due = parkedFollowers.withLock { parked -> [(follower: any ParkedFollower, anchor: UInt64)] in
             let due = parked.filter { $0.value.anchor < latest }
             for key in due.keys { parked[key] = nil }
             return Array(due.values)

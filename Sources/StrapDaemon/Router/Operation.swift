@@ -62,15 +62,36 @@ extension Grants {
     }
 }
 
-/// One entry of the operation table: the grant it needs and its handler.
+/// One entry of the operation table: the grant it needs, what a type-limited read grant must
+/// include for it, and its handler. The router's check before every request and
+/// `access.status` read this one table, so what a peer is told it may do is what it can do.
 struct Operation: Sendable {
     typealias Handler = @Sendable (RequestRouter, Request, ClientSession) throws(WireError) -> Void
     let permission: Permission
+    /// Object types a read grant limited to types must include (`workout` for the workout
+    /// reads, `heartbeatSeries` for HRV); types a request names are checked per request.
+    let readTypes: [String]
     let run: Handler
+
+    init(permission: Permission, readTypes: [String] = [], run: @escaping Handler) {
+        self.permission = permission
+        self.readTypes = readTypes
+        self.run = run
+    }
+
+    /// Why `grants` may not run this operation, or nil when they may.
+    func refusal(_ name: String, for grants: Grants) -> WireError? {
+        guard grants.permits(permission) else { return WireError(.notAuthorized, "\(name) needs the \(permission) grant") }
+        for type in readTypes where !grants.read.allows(type: type) {
+            return WireError(.notAuthorized, type == "workout" ? "not authorized to read workouts" : "not authorized to read \(type)")
+        }
+        return nil
+    }
 
     /// Operation names are part of the contract (docs/protocol.md#operations).
     static let table: [String: Operation] = [
         "status": Operation(permission: .none) { r, q, s throws(WireError) in try r.status(q, s) },
+        "access.status": Operation(permission: .none) { r, q, s throws(WireError) in try r.accessStatus(q, s) },
         "cancel": Operation(permission: .none) { r, q, s throws(WireError) in try r.cancel(q, s) },
         "devices.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.devicesList(q, s) },
         "devices.info": Operation(permission: .read) { r, q, s throws(WireError) in try r.devicesInfo(q, s) },
@@ -96,11 +117,12 @@ struct Operation: Sendable {
         "workout.end": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutEnd(q, s) },
         "workout.discard": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutDiscard(q, s) },
         "workout.send": Operation(permission: .record) { r, q, s throws(WireError) in try r.workoutSend(q, s) },
-        "workout.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutGet(q, s) },
-        "workout.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutList(q, s) },
-        "workout.live": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutLive(q, s) },
-        "workout.export": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutExport(q, s) },
-        "workout.hrv": Operation(permission: .read) { r, q, s throws(WireError) in try r.workoutHRV(q, s) },
+        "workout.get": Operation(permission: .read, readTypes: ["workout"]) { r, q, s throws(WireError) in try r.workoutGet(q, s) },
+        "workout.list": Operation(permission: .read, readTypes: ["workout"]) { r, q, s throws(WireError) in try r.workoutList(q, s) },
+        "workout.live": Operation(permission: .read, readTypes: ["workout"]) { r, q, s throws(WireError) in try r.workoutLive(q, s) },
+        "workout.watch": Operation(permission: .read, readTypes: ["workout"]) { r, q, s throws(WireError) in try r.workoutWatch(q, s) },
+        "workout.export": Operation(permission: .read, readTypes: ["workout"]) { r, q, s throws(WireError) in try r.workoutExport(q, s) },
+        "workout.hrv": Operation(permission: .read, readTypes: ["heartbeatSeries"]) { r, q, s throws(WireError) in try r.workoutHRV(q, s) },
         "profile.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.profileGet(q, s) },
         "profile.set": Operation(permission: .admin) { r, q, s throws(WireError) in try r.profileSet(q, s) },
     ]

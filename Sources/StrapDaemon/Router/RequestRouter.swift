@@ -25,6 +25,9 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
         /// Requests of one connection being worked on at once; more are answered `busy`, so a
         /// client pipelining thousands of queries cannot queue unbounded work and replies.
         public var maximumPendingRequests: Int
+        /// How often a followed `statistics.collection` may send an update (and the clock and
+        /// timer it waits on: tests drive them).
+        public var statisticsPacing: UpdatePacing = .live
 
         public init(maximumReplyBytes: Int = 2 << 20, followPageLimit: Int = 256,
                     defaultScanTimeout: Double = 10, maximumScanTimeout: Double = 300,
@@ -152,9 +155,8 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
                 "unknown operation \"\(request.op)\"")))
             return
         }
-        guard session.grants.permits(operation.permission) else {
-            session.connection.write(Reply.failure(id: request.id, error: WireError(.notAuthorized,
-                "\(request.op) needs the \(operation.permission) grant")))
+        if let refusal = operation.refusal(request.op, for: session.grants) {
+            session.connection.write(Reply.failure(id: request.id, error: refusal))
             return
         }
         if session.pendingReplies >= configuration.maximumPendingRequests {

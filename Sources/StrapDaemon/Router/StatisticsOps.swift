@@ -41,11 +41,12 @@ extension RequestRouter {
     }
 
     /// `statistics.collection {"type", "options", "anchorDate", "interval": {"hours": 1},
-    /// "timeZone", "from", "to", "separateBySource", "predicate"}` → every interval of the range,
-    /// empty ones with null values.
+    /// "timeZone", "from", "to", "separateBySource", "predicate", "follow"}` → every interval of
+    /// the range, empty ones with null values; with `follow`, then `statistics` events with the
+    /// intervals that samples stored later changed (`StatisticsFollowStream`).
     func statisticsCollection(_ request: Request, _ session: ClientSession) throws(WireError) {
         let params = try Params(request, allowed: ["type", "options", "anchorDate", "interval", "timeZone", "from", "to",
-                                                   "separateBySource", "predicate"])
+                                                   "separateBySource", "predicate", "follow"])
         let (type, common, predicate) = try statisticsCommon(params, session)
         let options = try params.bool("separateBySource") ?? false ? common.union(.separateBySource) : common
         let from = try params.requiredTime("from"), to = try params.requiredTime("to")
@@ -64,6 +65,11 @@ extension RequestRouter {
         guard Double(to - from) / (approx * Double(interval.count)) <= 100_000 else {
             throw .bad("more than 100000 intervals; use a longer interval or a shorter range")
         }
+        let follow = try params.bool("follow") ?? false
+        // A followed collection keeps a fingerprint per interval for as long as it is open.
+        if follow, Double(to - from) / (approx * Double(interval.count)) > Double(Self.maximumFollowedIntervals) {
+            throw .bad("a followed collection holds at most \(Self.maximumFollowedIntervals) intervals; use a longer interval or a shorter range")
+        }
         let id = request.id
         let budget = resultBudget(id, session)
         // No interval takes fewer than 64 bytes: computing more than budget/64 of them would
@@ -77,18 +83,61 @@ extension RequestRouter {
         case .months: 28 * 86_400_000 - 3_600_000
         }
         let reach = Millis(budget / 64) * shortest * Millis(interval.count)
-        let computedTo = to - from > reach ? from + reach : to
-        respond(request, session) { [context] () throws(WireError) -> [UInt8] in
+        // Followed, every interval is computed: the stream compares updates with them.
+        let computedTo = follow || to - from <= reach ? to : from + reach
+        let store = context.store
+        let page = { @Sendable () throws(WireError) -> (reply: [UInt8], list: [Statistics]) in
             let list: [Statistics]
             do throws(StrapError) {
-                list = try context.store.statisticsCollection(type: type, predicate: predicate, options: options, anchorDate: anchorDate,
-                                                              interval: interval, from: from, to: computedTo, timeZone: zone)
+                list = try store.statisticsCollection(type: type, predicate: predicate, options: options, anchorDate: anchorDate,
+                                                      interval: interval, from: from, to: computedTo, timeZone: zone)
             } catch { throw WireError(error) }
             // Computed short of `to`: the page continues after its last interval.
             let more = computedTo < to ? list.last.map(\.end).flatMap { $0 < to ? $0 : nil } : nil
             let head: JSONObject = ["type": .string(type.rawValue), "unit": .string(type.unit),
                                     "timeZone": .string(zoneName ?? zone.identifier)]
-            return Reply.success(id: id, resultJSON: Self.collectionPage(head, list, options: options, budget: budget, more: more))
+            return (Reply.success(id: id, resultJSON: Self.collectionPage(head, list, options: options, budget: budget, more: more)), list)
+        }
+        guard follow else {
+            respond(request, session) { () throws(WireError) -> [UInt8] in try page().reply }
+            return
+        }
+        let boundaries: [Millis]
+        do throws(StrapError) {
+            boundaries = try interval.boundaries(anchor: anchorDate, from: from, to: to, timeZone: zone)
+        } catch { throw WireError(error) }
+        let query = CollectionQuery(store: store, type: type, predicate: predicate, options: options, anchorDate: anchorDate,
+                                    interval: interval, timeZone: zone, boundaries: boundaries)
+        followCollection(request, session, query, page: page)
+    }
+
+    /// The most intervals `statistics.collection` follows.
+    static let maximumFollowedIntervals = 10_000
+
+    /// `statistics.collection` with `follow`: the reply as without it, then the stream from the
+    /// store's durable end as it was before the reply's figures were computed, so a sample
+    /// stored meanwhile is looked at again (and sent only if it changed an interval).
+    private func followCollection(_ request: Request, _ session: ClientSession, _ query: CollectionQuery,
+                                  page: @escaping @Sendable () throws(WireError) -> (reply: [UInt8], list: [Statistics])) {
+        let id = request.id
+        let stream = StatisticsFollowStream(router: self, session: session, id: id, pacing: configuration.statisticsPacing)
+        streamStarted(stream, id: id, in: session)
+        session.pendingReplies += 1
+        run(request.op, in: session) { [self] in
+            let anchor = query.store.latestAnchor
+            let outcome = Result { () throws(WireError) in try page() }
+            return { [self] in
+                session.pendingReplies -= 1
+                switch outcome {
+                case .success(let (reply, list)):
+                    write(reply, id: id, to: session)
+                    stream.start(query, from: anchor, initial: list, budget: lineBudget(session))
+                case .failure(let error):
+                    write(Reply.failure(id: id, error: error), id: id, to: session)
+                    stream.failedToStart()
+                }
+                finishIfIdle(session)
+            }
         }
     }
 

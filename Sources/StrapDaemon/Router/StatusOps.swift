@@ -45,6 +45,7 @@ extension RequestRouter {
             "store": store,
         ]
         o["mqtt"] = s.mqtt.map { .object(mqttJSON($0)) } ?? .null
+        o["protocol"] = protocolJSON
         return o
     }
 

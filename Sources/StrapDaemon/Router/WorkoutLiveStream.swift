@@ -9,7 +9,6 @@ extension RequestRouter {
     /// or `discarded` followed by `finished`. Any number of followers per session.
     func workoutLive(_ request: Request, _ session: ClientSession) throws(WireError) {
         let workout = try Params(request, allowed: ["session"]).requiredUUID("session")
-        try checkWorkoutRead(session)
         let service = try workouts
         let stream = WorkoutLiveStream(router: self, session: session, id: request.id, workout: workout)
         streamStarted(stream, id: request.id, in: session)
@@ -168,8 +167,16 @@ final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
         case .statistics(let s): return ("statistics", json(s))
         case .saved(let w): return ("saved", Array("{\"workout\":".utf8) + json(w) + [UInt8(ascii: "}")])
         case .discarded(let time): return ("discarded", JSONWriter.bytes(.object(["time": .string(RFC3339.string(time))])))
+        case .failed(let f): return ("failed", JSONWriter.bytes(.object(failureJSON(f))))
         case .finished: return ("finished", Array("{}".utf8))
         case .shutdown: return ("shutdown", Array("{}".utf8))
         }
+    }
+
+    /// A `failed` event's data (workout.live and workout.watch alike).
+    static func failureJSON(_ f: SessionFailure) -> JSONObject {
+        let e = WireError(f.error)
+        return ["session": .string(f.session.uuidString), "state": .string(f.state.rawValue), "operation": .string(f.operation),
+                "code": .string(e.code.rawValue), "message": .string(e.message), "time": .string(RFC3339.string(f.time))]
     }
 }

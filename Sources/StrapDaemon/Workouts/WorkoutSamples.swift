@@ -153,13 +153,21 @@ public struct TimeOrderedSamples: Sequence, Sendable {
 final class HRVAddingJournal: WorkoutJournal {
     let file: WorkoutJournalFile
     let store: Store
+    /// Told of a failed journal write (session, the command that needed it, the error) before
+    /// the engine sees the error; the save's failures are `WorkoutService.end`'s to report.
+    var onFailure: ((UUID, String, StrapError) -> Void)?
 
     init(file: WorkoutJournalFile, store: Store) {
         self.file = file
         self.store = store
     }
 
-    func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) { try file.append(entry, session: session) }
+    func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) {
+        do throws(StrapError) { try file.append(entry, session: session) } catch {
+            onFailure?(session, SessionFailure.operation(writing: entry), error)
+            throw error
+        }
+    }
 
     func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout {
         var w = workout
@@ -170,5 +178,10 @@ final class HRVAddingJournal: WorkoutJournal {
         return try file.save(w, session: session)
     }
 
-    func remove(session: UUID) throws(StrapError) { try file.remove(session: session) }
+    func remove(session: UUID) throws(StrapError) {
+        do throws(StrapError) { try file.remove(session: session) } catch {
+            onFailure?(session, "discard", error)
+            throw error
+        }
+    }
 }

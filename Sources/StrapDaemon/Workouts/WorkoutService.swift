@@ -41,6 +41,14 @@ public final class WorkoutService: @unchecked Sendable {
     /// Guarded by `lock`.
     private var followers: [UUID: [Int: Follower]] = [:]
     private var nextFollower = 1
+    /// `workout.watch` streams (tokens from `nextFollower`). Guarded by `lock`.
+    private var watchers: [Int: @Sendable (WorkoutAnnouncement) -> Void] = [:]
+    /// The state of every open session this process announced or recovered, so a discard or a
+    /// failure can say it without reading the engine. Guarded by `lock`.
+    private var knownStates: [UUID: WorkoutSessionState] = [:]
+    /// Announcements of a session being created, until its first command succeeded
+    /// (`announcingIfKept`). Guarded by `lock`.
+    private var held: [WorkoutAnnouncement]?
     /// Statistics go to followers at most once a second per session (docs/protocol.md):
     /// a session whose figures changed is marked and flushed by a one-shot timer.
     private var dirty: Set<UUID> = []
@@ -77,6 +85,8 @@ public final class WorkoutService: @unchecked Sendable {
         engine = WorkoutEngine(journal: saver, profiles: { profiles.profile($0) }, now: now,
                                maximumOpenSessions: maximumOpenSessions)
         engine.onChange = { [weak self] change in self?.changed(change) }
+        // The engine writes the journal only in calls made holding `lock`.
+        saver.onFailure = { [weak self] session, operation, error in self?.journalFailed(session, operation, error) }
     }
 
     // MARK: lifecycle
@@ -117,6 +127,7 @@ public final class WorkoutService: @unchecked Sendable {
         for s in scan.sessions {
             do throws(StrapError) {
                 let session = try locked { e throws(StrapError) in try e.recover(s.entries) }
+                lock.withLock { _ in knownStates[session.id] = session.state }
                 recovered.append(session)
                 log("workout session \(session.id) recovered (\(session.state.rawValue), athlete \(session.configuration.athlete))")
             } catch {
@@ -210,6 +221,7 @@ public final class WorkoutService: @unchecked Sendable {
 
     private func changed(_ change: SessionChange) {
         // Called by the engine under `lock` (every engine call is made holding it).
+        announce(change)
         guard let fs = followers[change.session], !fs.isEmpty else { return }
         let event = WorkoutFeedEvent(change)
         let targets = fs.values.filter { f in
@@ -228,6 +240,56 @@ public final class WorkoutService: @unchecked Sendable {
             lastStatistics[change.session] = nil
         default: break
         }
+    }
+
+    /// Under `lock`: tells the watchers of a session's creation, state change, save or discard.
+    private func announce(_ change: SessionChange) {
+        let id = change.session
+        let announcement: WorkoutAnnouncement
+        switch change.kind {
+        case .created(let configuration):
+            knownStates[id] = .notStarted
+            announcement = .created(session: id, configuration: configuration, time: change.time)
+        case let .state(from, to):
+            knownStates[id] = to
+            announcement = .state(session: id, from: from, to: to, time: change.time)
+        case .saved(let workout):
+            knownStates[id] = nil
+            announcement = .saved(session: id, workout: workout, time: change.time)
+        case .discarded:
+            announcement = .discarded(session: id, state: knownStates.removeValue(forKey: id), time: change.time)
+        case .event, .message:
+            return
+        }
+        if held != nil { held?.append(announcement); return }
+        for w in watchers.values { w(announcement) }
+    }
+
+    /// Under `lock`: a journal write or a save failed. Every follower of the session and every
+    /// watcher hears it (HealthKit's `didFailWithError`); the client whose command it was gets
+    /// the error as its reply too. A session whose very first entry failed never existed.
+    private func journalFailed(_ id: UUID, _ operation: String, _ error: StrapError) {
+        guard let state = knownStates[id] ?? (try? engine.get(id))?.session.state else { return }
+        log("workout session \(id): \(operation) failed: \(error)")
+        let failure = SessionFailure(session: id, state: state, operation: operation, error: error, time: now())
+        for f in (followers[id] ?? [:]).values { f.deliver(.failed(failure)) }
+        if held != nil { held?.append(.failed(failure)); return }
+        for w in watchers.values { w(.failed(failure)) }
+    }
+
+    /// A `workout.watch` stream: the sessions now (open and recently ended), then every
+    /// announcement after them; both under `lock`, so none falls between.
+    public func watch(_ deliver: @escaping @Sendable (WorkoutAnnouncement) -> Void) -> (token: Int, sessions: [WorkoutSessionInfo]) {
+        lock.withLock { _ in
+            let token = nextFollower
+            nextFollower += 1
+            watchers[token] = deliver
+            return (token, engine.list())
+        }
+    }
+
+    public func unwatch(_ token: Int) {
+        lock.withLock { _ in watchers[token] = nil }
     }
 
     /// Set under `lock` while `send` runs, so its sender's own followers are skipped.
@@ -265,11 +327,24 @@ public final class WorkoutService: @unchecked Sendable {
 
     /// Creates and prepares; a failed prepare leaves no session behind.
     public func prepare(_ c: WorkoutConfiguration, connected: [String]) throws(StrapError) -> WorkoutSessionInfo {
-        try locked { e throws(StrapError) in try e.get(e.prepare(c, connectedDevices: connected).id) }
+        try announcingIfKept { e throws(StrapError) in try e.get(e.prepare(c, connectedDevices: connected).id) }
     }
 
     public func start(_ c: WorkoutConfiguration, connected: [String]) throws(StrapError) -> WorkoutSessionInfo {
-        try locked { e throws(StrapError) in try e.get(e.start(c, connectedDevices: connected).id) }
+        try announcingIfKept { e throws(StrapError) in try e.get(e.start(c, connectedDevices: connected).id) }
+    }
+
+    /// Creates a session and runs its first command; watchers hear of it only if it is kept.
+    /// One whose first command failed was dropped again before its id was given out, so
+    /// announcing its creation and discard would only be noise.
+    private func announcingIfKept(_ body: (WorkoutEngine) throws(StrapError) -> WorkoutSessionInfo) throws(StrapError) -> WorkoutSessionInfo {
+        try locked { e throws(StrapError) in
+            held = []
+            defer { held = nil }
+            let info = try body(e)
+            for a in held ?? [] { for w in watchers.values { w(a) } }
+            return info
+        }
     }
 
     public func command(_ name: String, _ id: UUID, connected: [String] = [], metadata: [String: String] = [:]) throws(StrapError) -> WorkoutSessionInfo {
@@ -310,11 +385,12 @@ public final class WorkoutService: @unchecked Sendable {
             saved = try saver.save(draft, session: id)
         } catch {
             locked { e in e.abandonEnd(id) }
+            lock.withLock { _ in journalFailed(id, "save", error) }
             throw error
         }
         // Stored: a journal left behind by a failed removal is recognised as saved at the next
-        // start-up (WorkoutJournalFile), so the end stands.
-        try? saver.remove(session: id)
+        // start-up (WorkoutJournalFile), so the end stands (and is no failure: straight to the file).
+        try? journal.remove(session: id)
         let out = locked { e in e.finishEnd(id, saved: saved) }
         catalog.add(out)
         return out
@@ -359,30 +435,6 @@ public final class WorkoutService: @unchecked Sendable {
         lock.withLock { _ -> T in
             defer { openSessions.store(engine.openSessionCount, ordering: .relaxed) }
             return body(engine)
-        }
-    }
-}
-
-/// What a `workout.live` follower receives (docs/protocol.md "workout.live").
-public enum WorkoutFeedEvent: Sendable {
-    case state(from: WorkoutSessionState, to: WorkoutSessionState, time: Millis)
-    case event(Workout.Event)
-    case message(String, time: Millis)
-    case statistics(LiveStatistics)
-    case saved(Workout)
-    case discarded(time: Millis)
-    /// The session is over for followers (after saved/discarded).
-    case finished
-    case shutdown
-
-    init(_ change: SessionChange) {
-        switch change.kind {
-        case let .state(from, to): self = .state(from: from, to: to, time: change.time)
-        case let .event(e): self = .event(e)
-        case let .message(m): self = .message(m, time: change.time)
-        case let .saved(w): self = .saved(w)
-        case .discarded: self = .discarded(time: change.time)
-        case .created: self = .state(from: .notStarted, to: .notStarted, time: change.time)
         }
     }
 }
