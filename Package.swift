@@ -46,6 +46,8 @@ let package = Package(
         .library(name: "CShims", targets: ["CShims"]),
         // The benchmark's live-latency peer uses the same libmosquitto module.
         .library(name: "CMosquitto", targets: ["CMosquitto"]),
+        // The client library: HealthKit's shapes over the socket (docs/client.md).
+        .library(name: "StrapKit", targets: ["StrapKit"]),
     ],
     targets: [
         // Layer 1: C system libraries (Debian -dev packages) and the one C shim.
@@ -101,6 +103,9 @@ let package = Package(
         .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"], linkerSettings: namedTimeZones),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
+        // The client library (docs/client.md): only the pure layers and the OS edge, so an
+        // application links no daemon code.
+        .target(name: "StrapKit", dependencies: ["StrapWire", "StrapModel", "StrapOS", "CShims"]),
 
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
         // bed is a plain target so both the BlueZ and the daemon tests can use it.
@@ -123,6 +128,8 @@ let package = Package(
                                                              "StrapModel", "StrapSimulator", "StrapGATT", "StrapSystem", "StrapWire",
                                                              "StrapControl", "StrapDBus", "MockBlueZSupport", "ThirdPartyReaders"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
+        .testTarget(name: "StrapKitTests", dependencies: ["StrapKit", "StrapDaemon", "StrapStore", "StrapModel", "StrapWire",
+                                                     "StrapIngest", "StrapSimulator", "StrapSystem"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT",
                                                          "StrapSimulator"]),
         .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),

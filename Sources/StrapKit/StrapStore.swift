@@ -1,0 +1,210 @@
+@_exported import StrapModel
+@_exported import StrapWire
+import Synchronization
+
+/// What a ``StrapStore`` does when its connection to strapd breaks. There is no silent
+/// reconnect: every loss and every new connection is a ``StrapStore/ConnectionEvent``, and a
+/// request that was in flight fails with ``StrapKitError/connectionLost(_:)`` whatever the policy
+/// (whether a command in flight took effect is unknown, so it is never sent twice).
+public enum ReconnectPolicy: Sendable, Equatable {
+    /// The store stays disconnected: every later call throws the loss. Make a new store to
+    /// connect again.
+    case never
+    /// The next call after a loss connects again, waiting `initial` seconds before the first
+    /// attempt and doubling up to `maximum` between attempts; after `attempts` failed attempts
+    /// (nil: no limit) the call throws ``StrapKitError/cannotConnect(path:reason:)``. Anchored
+    /// follows resume from their last anchor on the new connection, without a gap or a duplicate.
+    case backoff(initial: Double = 0.1, maximum: Double = 5, attempts: Int? = nil)
+}
+
+/// A connection to strapd's socket: HealthKit's `HKHealthStore`, over the protocol of
+/// docs/protocol.md. One connection carries every query, command and stream of the store,
+/// pipelined and matched by id; queries (``SampleQuery``, ``AnchoredQuery``, ``StatisticsQuery``,
+/// ``StatisticsCollectionQuery``) and ``WorkoutSession`` run against it.
+///
+/// The connection is made at the first call, so creating a store never fails.
+public final class StrapStore: Sendable {
+    /// The socket strapd listens on by default.
+    public static let defaultSocket = "/run/strapd/strapd.sock"
+
+    /// What happened to the connection, in order.
+    public enum ConnectionEvent: Sendable, Equatable {
+        /// A connection was made; `reconnect` is false for the first one.
+        case connected(reconnect: Bool)
+        /// The connection ended (the daemon stopped, the socket broke).
+        case lost(StrapKitError)
+        /// Attempt `attempt` to connect again comes after `delay` seconds.
+        case reconnecting(attempt: Int, delay: Double)
+    }
+
+    /// This library's semantic version (docs/client.md, *Stability*).
+    public static let libraryVersion = "0.1.0"
+
+    /// The socket's path.
+    public let socket: String
+    /// What happens after a loss.
+    public let reconnect: ReconnectPolicy
+    /// Every connection change, as it happens (the newest 256 are kept for a slow reader).
+    public let connectionEvents: AsyncStream<ConnectionEvent>
+
+    private let eventSink: AsyncStream<ConnectionEvent>.Continuation
+    private let link: Link
+    private let nextID = Atomic<Int64>(1)
+
+    /// A store on `socket`; nothing is connected until the first call.
+    public init(socket: String = StrapStore.defaultSocket, reconnect: ReconnectPolicy = .never) {
+        self.socket = socket
+        self.reconnect = reconnect
+        (connectionEvents, eventSink) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(256))
+        link = Link(path: socket, policy: reconnect, events: eventSink)
+    }
+
+    deinit {
+        link.closeNow()
+        eventSink.finish()
+    }
+
+    /// Ends the connection: outstanding requests and streams throw ``StrapKitError/closed``,
+    /// and so does every later call.
+    public func close() {
+        link.closeNow()
+        eventSink.finish()
+    }
+
+    /// Requests and streams still waiting for the daemon on the current connection.
+    public var outstandingRequests: Int { link.current?.outstanding ?? 0 }
+
+    /// The connected strapd's version, its `status` `version`: the protocol's version.
+    public func daemonVersion() async throws -> String {
+        guard case .string(let version)? = try await request("status")["version"] else {
+            throw StrapKitError.malformedReply("status without version")
+        }
+        return version
+    }
+
+    // MARK: the protocol
+
+    /// Sends one request of the protocol and returns its `result` object: the escape hatch for
+    /// an operation this library has no type for. `params` are the request's members besides
+    /// `id` and `op`.
+    public func request(_ op: String, _ params: JSONObject = [:]) async throws -> JSONObject {
+        let connection = try await link.connection()
+        return try await connection.call(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params)
+    }
+
+    /// Opens a stream (`samples.anchored` with `follow`, `workout.live`, `live.subscribe`, …):
+    /// the first reply's `result`, then the events in batches as they were read.
+    func stream(_ op: String, _ params: JSONObject) async throws -> (JSONObject, Connection.Events) {
+        let connection = try await link.connection()
+        return try await connection.openStream(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params)
+    }
+
+    /// Whether a stream that ended with `error` may open again on a new connection.
+    func mayResume(after error: any Error) -> Bool {
+        guard reconnect != .never, !link.isClosed, let error = error as? StrapKitError else { return false }
+        switch error {
+        case .connectionLost, .shuttingDown: return true
+        default: return false  // cannotConnect: the policy's attempts are spent
+        }
+    }
+}
+
+/// The store's current connection and the reconnect policy around it. Connecting blocks for
+/// no longer than a unix `connect`, so it runs under the lock; the backoff's sleeps do not.
+final class Link: Sendable {
+    private struct State {
+        var connection: Connection?
+        var connectedBefore = false
+        var closed = false
+        /// The loss that ends a `.never` store.
+        var lost: StrapKitError?
+    }
+
+    let path: String
+    let policy: ReconnectPolicy
+    let events: AsyncStream<StrapStore.ConnectionEvent>.Continuation
+    private let state = Mutex(State())
+    /// One caller reconnects at a time; the others wait for its outcome.
+    private let reconnecting = Mutex<Task<Connection, any Error>?>(nil)
+
+    init(path: String, policy: ReconnectPolicy, events: AsyncStream<StrapStore.ConnectionEvent>.Continuation) {
+        self.path = path
+        self.policy = policy
+        self.events = events
+    }
+
+    var current: Connection? { state.withLock { $0.connection } }
+    var isClosed: Bool { state.withLock { $0.closed } }
+
+    func closeNow() {
+        let connection = state.withLock { s in
+            s.closed = true
+            return s.connection
+        }
+        connection?.close()
+    }
+
+    func connection() async throws -> Connection {
+        let (live, failure, first) = state.withLock { s -> (Connection?, StrapKitError?, Bool) in
+            if s.closed { return (nil, .closed, false) }
+            if let c = s.connection, c.isOpen { return (c, nil, false) }
+            if let lost = s.lost { return (nil, lost, false) }
+            return (nil, nil, !s.connectedBefore)
+        }
+        if let live { return live }
+        if let failure { throw failure }
+        if first, policy == .never { return try connectNow() }
+        let task = reconnecting.withLock { running in
+            if let running { return running }
+            let task = Task { try await self.connectWithBackoff(first: first) }
+            running = task
+            return task
+        }
+        defer { reconnecting.withLock { if $0 == task { $0 = nil } } }
+        return try await task.value
+    }
+
+    private func connectNow() throws(StrapKitError) -> Connection {
+        let connection = try Connection.open(path: path) { [weak self] reason in self?.lost(reason) }
+        let reconnect = state.withLock { s -> Bool? in
+            guard !s.closed else { return nil }
+            defer { s.connection = connection; s.connectedBefore = true }
+            return s.connectedBefore
+        }
+        guard let reconnect else {
+            connection.close()
+            throw .closed
+        }
+        events.yield(.connected(reconnect: reconnect))
+        return connection
+    }
+
+    private func connectWithBackoff(first: Bool) async throws -> Connection {
+        guard case let .backoff(initial, maximum, attempts) = policy else { return try connectNow() }
+        var delay = first ? 0 : initial
+        var attempt = 1
+        while true {
+            if delay > 0 {
+                events.yield(.reconnecting(attempt: attempt, delay: delay))
+                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            }
+            do {
+                return try connectNow()
+            } catch .closed {
+                throw StrapKitError.closed
+            } catch {
+                if let attempts, attempt >= attempts { throw error }
+                attempt += 1
+                delay = min(max(delay * 2, initial), maximum)
+            }
+        }
+    }
+
+    private func lost(_ reason: StrapKitError) {
+        let report = state.withLock { s -> Bool in
+            if policy == .never, !s.closed { s.lost = reason }
+            return !s.closed
+        }
+        if report { events.yield(.lost(reason)) }
+    }
+}
