@@ -70,3 +70,54 @@ public enum WorkoutAnnouncement: Sendable {
     case discarded(session: UUID, state: WorkoutSessionState?, time: Millis)
     case failed(SessionFailure)
 }
+
+/// The `workout.watch` streams of a `WorkoutService`, and what their announcements need. A
+/// value kept under the service's lock: every call is made holding it.
+struct SessionWatchers {
+    private var watchers: [Int: @Sendable (WorkoutAnnouncement) -> Void] = [:]
+    /// The state of every open session this process announced or recovered, so a discard or a
+    /// failure can say it without reading the engine.
+    var knownStates: [UUID: WorkoutSessionState] = [:]
+    /// Announcements of a session being created, until its first command succeeded.
+    private var held: [WorkoutAnnouncement]?
+
+    mutating func add(_ token: Int, _ deliver: @escaping @Sendable (WorkoutAnnouncement) -> Void) { watchers[token] = deliver }
+    mutating func remove(_ token: Int) { watchers[token] = nil }
+
+    /// A session's creation, state change, save or discard (laps, markers and messages are
+    /// not announced).
+    mutating func announce(_ change: SessionChange) {
+        let id = change.session
+        switch change.kind {
+        case .created(let configuration):
+            knownStates[id] = .notStarted
+            announce(.created(session: id, configuration: configuration, time: change.time))
+        case let .state(from, to):
+            knownStates[id] = to
+            announce(.state(session: id, from: from, to: to, time: change.time))
+        case .saved(let workout):
+            knownStates[id] = nil
+            announce(.saved(session: id, workout: workout, time: change.time))
+        case .discarded:
+            announce(.discarded(session: id, state: knownStates.removeValue(forKey: id), time: change.time))
+        case .event, .message:
+            break
+        }
+    }
+
+    mutating func announce(_ announcement: WorkoutAnnouncement) {
+        if held != nil { held?.append(announcement); return }
+        for w in watchers.values { w(announcement) }
+    }
+
+    /// Keeps announcements back while a session is created and its first command runs: one
+    /// whose first command failed is dropped again before its id is given out, so announcing
+    /// its creation and discard would only be noise.
+    mutating func hold() { held = [] }
+
+    mutating func release(announce: Bool) {
+        let kept = held ?? []
+        held = nil
+        if announce { for a in kept { self.announce(a) } }
+    }
+}

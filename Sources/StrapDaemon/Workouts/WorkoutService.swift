@@ -42,13 +42,7 @@ public final class WorkoutService: @unchecked Sendable {
     private var followers: [UUID: [Int: Follower]] = [:]
     private var nextFollower = 1
     /// `workout.watch` streams (tokens from `nextFollower`). Guarded by `lock`.
-    private var watchers: [Int: @Sendable (WorkoutAnnouncement) -> Void] = [:]
-    /// The state of every open session this process announced or recovered, so a discard or a
-    /// failure can say it without reading the engine. Guarded by `lock`.
-    private var knownStates: [UUID: WorkoutSessionState] = [:]
-    /// Announcements of a session being created, until its first command succeeded
-    /// (`announcingIfKept`). Guarded by `lock`.
-    private var held: [WorkoutAnnouncement]?
+    private var watchers = SessionWatchers()
     /// Statistics go to followers at most once a second per session (docs/protocol.md):
     /// a session whose figures changed is marked and flushed by a one-shot timer.
     private var dirty: Set<UUID> = []
@@ -127,7 +121,7 @@ public final class WorkoutService: @unchecked Sendable {
         for s in scan.sessions {
             do throws(StrapError) {
                 let session = try locked { e throws(StrapError) in try e.recover(s.entries) }
-                lock.withLock { _ in knownStates[session.id] = session.state }
+                lock.withLock { _ in watchers.knownStates[session.id] = session.state }
                 recovered.append(session)
                 log("workout session \(session.id) recovered (\(session.state.rawValue), athlete \(session.configuration.athlete))")
             } catch {
@@ -221,7 +215,7 @@ public final class WorkoutService: @unchecked Sendable {
 
     private func changed(_ change: SessionChange) {
         // Called by the engine under `lock` (every engine call is made holding it).
-        announce(change)
+        watchers.announce(change)
         guard let fs = followers[change.session], !fs.isEmpty else { return }
         let event = WorkoutFeedEvent(change)
         let targets = fs.values.filter { f in
@@ -242,39 +236,15 @@ public final class WorkoutService: @unchecked Sendable {
         }
     }
 
-    /// Under `lock`: tells the watchers of a session's creation, state change, save or discard.
-    private func announce(_ change: SessionChange) {
-        let id = change.session
-        let announcement: WorkoutAnnouncement
-        switch change.kind {
-        case .created(let configuration):
-            knownStates[id] = .notStarted
-            announcement = .created(session: id, configuration: configuration, time: change.time)
-        case let .state(from, to):
-            knownStates[id] = to
-            announcement = .state(session: id, from: from, to: to, time: change.time)
-        case .saved(let workout):
-            knownStates[id] = nil
-            announcement = .saved(session: id, workout: workout, time: change.time)
-        case .discarded:
-            announcement = .discarded(session: id, state: knownStates.removeValue(forKey: id), time: change.time)
-        case .event, .message:
-            return
-        }
-        if held != nil { held?.append(announcement); return }
-        for w in watchers.values { w(announcement) }
-    }
-
     /// Under `lock`: a journal write or a save failed. Every follower of the session and every
     /// watcher hears it (HealthKit's `didFailWithError`); the client whose command it was gets
     /// the error as its reply too. A session whose very first entry failed never existed.
     private func journalFailed(_ id: UUID, _ operation: String, _ error: StrapError) {
-        guard let state = knownStates[id] ?? (try? engine.get(id))?.session.state else { return }
+        guard let state = watchers.knownStates[id] ?? (try? engine.get(id))?.session.state else { return }
         log("workout session \(id): \(operation) failed: \(error)")
         let failure = SessionFailure(session: id, state: state, operation: operation, error: error, time: now())
         for f in (followers[id] ?? [:]).values { f.deliver(.failed(failure)) }
-        if held != nil { held?.append(.failed(failure)); return }
-        for w in watchers.values { w(.failed(failure)) }
+        watchers.announce(.failed(failure))
     }
 
     /// A `workout.watch` stream: the sessions now (open and recently ended), then every
@@ -283,13 +253,13 @@ public final class WorkoutService: @unchecked Sendable {
         lock.withLock { _ in
             let token = nextFollower
             nextFollower += 1
-            watchers[token] = deliver
+            watchers.add(token, deliver)
             return (token, engine.list())
         }
     }
 
     public func unwatch(_ token: Int) {
-        lock.withLock { _ in watchers[token] = nil }
+        lock.withLock { _ in watchers.remove(token) }
     }
 
     /// Set under `lock` while `send` runs, so its sender's own followers are skipped.
@@ -334,16 +304,19 @@ public final class WorkoutService: @unchecked Sendable {
         try announcingIfKept { e throws(StrapError) in try e.get(e.start(c, connectedDevices: connected).id) }
     }
 
-    /// Creates a session and runs its first command; watchers hear of it only if it is kept.
-    /// One whose first command failed was dropped again before its id was given out, so
-    /// announcing its creation and discard would only be noise.
+    /// Creates a session and runs its first command; watchers hear of it only if it is kept
+    /// (`SessionWatchers.hold`).
     private func announcingIfKept(_ body: (WorkoutEngine) throws(StrapError) -> WorkoutSessionInfo) throws(StrapError) -> WorkoutSessionInfo {
         try locked { e throws(StrapError) in
-            held = []
-            defer { held = nil }
-            let info = try body(e)
-            for a in held ?? [] { for w in watchers.values { w(a) } }
-            return info
+            watchers.hold()
+            do throws(StrapError) {
+                let info = try body(e)
+                watchers.release(announce: true)
+                return info
+            } catch {
+                watchers.release(announce: false)
+                throw error
+            }
         }
     }
 
