@@ -229,11 +229,16 @@ final class StatisticsFollowStream: RouterStream, ParkedFollower, @unchecked Sen
             case .queued:
                 for c in changed[n..<end] { fingerprints[c.index] = c.fingerprint }
                 n = end
-            case .rejected:
+            case .rejected where session.connection.isAboveHighWater:
                 // Not read yet: what is left waits for the drain, recomputed then.
                 let rest = Set(changed[n...].map(\.index))
                 candidates.withLock { $0.intervals.formUnion(rest) }
                 behind = true
+                return
+            case .rejected:
+                // Lines are cut to the budget, which always fits an empty buffer: not reached.
+                stop(kind: "error", data: ["code": .string("internal"), "message": .string(
+                    "an update of \(line.count) bytes does not fit this connection's buffer; raise client_buffer in strapd.conf")])
                 return
             case .closed:
                 state = .ended
