@@ -7,7 +7,7 @@ import Foundation
 final class BenchBroker {
     let directory: String
     let port: Int
-    private let process: Process
+    private var process: Process
 
     init(tag: String, _ extra: [String] = []) throws {
         let binary = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -22,10 +22,31 @@ final class BenchBroker {
         if getuid() == 0 { lines.append("user root") }
         try (lines + extra).joined(separator: "\n").appending("\n").write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
         process = Process()
+        try launch(binary)
+    }
+
+    /// A broker outage: SIGKILL (nothing persisted), then `start` brings it back on the same port.
+    func kill() {
+        guard process.isRunning else { return }
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    /// The same configuration, after `kill`.
+    func start() throws {
+        guard let binary = process.executableURL?.path else { throw BenchFailure("mosquitto was never started") }
+        try launch(binary)
+    }
+
+    private func launch(_ binary: String) throws {
+        process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-c", directory + "/mosquitto.conf"]
-        _ = FileManager.default.createFile(atPath: directory + "/broker.log", contents: nil)
+        if !FileManager.default.fileExists(atPath: directory + "/broker.log") {
+            _ = FileManager.default.createFile(atPath: directory + "/broker.log", contents: nil)
+        }
         let log = FileHandle(forWritingAtPath: directory + "/broker.log")
+        log?.seekToEndOfFile()
         process.standardOutput = log
         process.standardError = log
         try process.run()

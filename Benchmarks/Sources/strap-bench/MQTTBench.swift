@@ -10,13 +10,13 @@ enum MQTTBench: BenchSection {
     static let name = "mqtt"
     static let summary = "publisher throughput and catch-up at QoS 1 vs a paho-mqtt script; footprint with [mqtt] on"
 
-    /// `STRAP_BENCH_MQTT=publish,subscriber,catchup,footprint` runs only those parts (use
+    /// `STRAP_BENCH_MQTT=publish,subscriber,catchup,stock,footprint` runs only those parts (use
     /// `--out` with another file: a section run replaces its figures).
     static func run(quick: Bool) throws -> [BenchFigure] {
         let parts = Set(getenv("STRAP_BENCH_MQTT").map { String(cString: $0).split(separator: ",").map(String.init) }
-            ?? ["publish", "subscriber", "catchup", "footprint"])
-        if let unknown = parts.subtracting(["publish", "subscriber", "catchup", "footprint"]).first {
-            throw BenchFailure("STRAP_BENCH_MQTT: unknown part \(unknown) (publish, subscriber, catchup, footprint)")
+            ?? ["publish", "subscriber", "catchup", "stock", "footprint"])
+        if let unknown = parts.subtracting(["publish", "subscriber", "catchup", "stock", "footprint"]).first {
+            throw BenchFailure("STRAP_BENCH_MQTT: unknown part \(unknown) (publish, subscriber, catchup, stock, footprint)")
         }
         guard let strapd = DaemonFootprint.strapdPath() else {
             print("  mqtt: skipped, no strapd next to strap-bench (make bench puts strapd-shipped there)")
@@ -70,6 +70,8 @@ enum MQTTBench: BenchSection {
             figures.append(BenchFigure(section: name, name: "catch-up after a 1 h outage, 10 sensors at 1 Hz (36 000 samples)",
                                        unit: "s", ours: caught.seconds, higherIsBetter: false))
         }
+
+        if parts.contains("stock") { figures += try MQTTStockBroker.run(strapd, run: run, quick: quick) }
 
         // The idle footprint with [mqtt] on, as the footprint section measures it without.
         guard parts.contains("footprint") else { return figures }
