@@ -45,8 +45,11 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
             #expect(r.isOK, "\(op)")
             #expect(try c.call(#"{"id":\#(20 + n),"op":"\#(op)","address":"11:22:33:44:55:66"}"#).errorCode == "notFound")
         }
+        // Forgotten: no longer listed, and `devices.info` knows nothing of it (docs/protocol.md).
         let after = try c.call(#"{"id":30,"op":"devices.info","address":"\#(address)"}"#)
-        #expect(after.result["known"] == .bool(false) && after.result["connected"] == .bool(false))
+        #expect(after.errorCode == "notFound", "\(after)")
+        let listed = try c.call(#"{"id":31,"op":"devices.list"}"#).result.objects("devices").compactMap { $0.string("address") }
+        #expect(!listed.contains(address))
     }
 
     @Test func scanStreamsFoundThenFinishedAndIsExclusive() throws {
