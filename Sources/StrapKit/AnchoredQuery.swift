@@ -62,11 +62,44 @@ public struct AnchoredQuery: Sendable {
         while true {
             let want = limit.map { $0 - update.added.count - update.deleted.count } ?? Self.pageLimit
             if want <= 0 { return update }
-            let page = try await store.request("samples.anchored", parameters(from: update.newAnchor, limit: min(want, Self.pageLimit), follow: false))
+            let page = try await store.requestBytes("samples.anchored", parameters(from: update.newAnchor, limit: min(want, Self.pageLimit), follow: false))
             let before = update.added.count + update.deleted.count
             try Self.read(page: page, into: &update, decoder: &decoder)
             if update.added.count + update.deleted.count == before { return update }
         }
+    }
+
+    /// A page's items into `update`: scanned from the bytes, or (when the scanner leaves the
+    /// page to it) parsed; both read the same items.
+    static func read(page: Body, into update: inout Update, decoder: inout WireDecoder) throws(StrapKitError) {
+        if case let .bytes(line, range) = page {
+            let (added, deleted) = (update.added.count, update.deleted.count)
+            let scanned = line.withUnsafeBufferPointer { buffer in
+                var scanner = SampleScanner(UnsafeBufferPointer(rebasing: buffer[..<range.upperBound]), at: range.lowerBound)
+                do {
+                    try scanner.page(into: &update, decoder: &decoder)
+                    return true
+                } catch {
+                    return false
+                }
+            }
+            if scanned { return }
+            update.added.removeSubrange(added...)
+            update.deleted.removeSubrange(deleted...)
+        }
+        try read(page: try page.object(), into: &update, decoder: &decoder)
+    }
+
+    /// One follow event's item (`added` or `deleted` data).
+    static func item(_ body: Body, decoder: inout WireDecoder) throws(StrapKitError) -> StoredObject {
+        if case let .bytes(line, range) = body {
+            let scanned = line.withUnsafeBufferPointer { buffer -> StoredObject? in
+                var scanner = SampleScanner(UnsafeBufferPointer(rebasing: buffer[..<range.upperBound]), at: range.lowerBound)
+                return try? scanner.item(decoder: &decoder)
+            }
+            if let scanned { return scanned }
+        }
+        return try decoder.object(.object(try body.object()))
     }
 
     static func read(page: JSONObject, into update: inout Update, decoder: inout WireDecoder) throws(StrapKitError) {
@@ -112,7 +145,7 @@ public struct AnchoredQuery: Sendable {
                     guard events != nil else {
                         do {
                             let params = try query.parameters(from: anchor, limit: query.limit ?? AnchoredQuery.pageLimit, follow: true)
-                            let (first, stream) = try await store.stream("samples.anchored", params)
+                            let (first, stream) = try await store.stream("samples.anchored", params, raw: true)
                             events = stream.makeAsyncIterator()
                             var update = Update(added: [], deleted: [], newAnchor: anchor)
                             try AnchoredQuery.read(page: first, into: &update, decoder: &decoder)
@@ -128,11 +161,13 @@ public struct AnchoredQuery: Sendable {
                         for event in batch {
                             switch event.kind {
                             case "added":
-                                update.added.append(try decoder.object(.object(event.data)))
-                                update.newAnchor = try event.data.anchor("anchor")
+                                let item = try AnchoredQuery.item(event.body, decoder: &decoder)
+                                update.added.append(item)
+                                update.newAnchor = item.anchor
                             case "deleted":
-                                update.deleted.append(try WireDecoder.deleted(.object(event.data)))
-                                update.newAnchor = try event.data.anchor("anchor")
+                                let deleted = try WireDecoder.deleted(.object(try event.body.object()))
+                                update.deleted.append(deleted)
+                                update.newAnchor = deleted.anchor
                             default: continue
                             }
                         }

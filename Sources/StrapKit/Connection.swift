@@ -4,10 +4,29 @@ import StrapOS
 import StrapWire
 import Synchronization
 
+/// A reply's `result` or an event's `data`: parsed, or (for a request that asked for it) the
+/// bytes of the line and the value's range in it, for a reader that decodes them in one pass.
+enum Body: Sendable {
+    case object(JSONObject)
+    case bytes([UInt8], Range<Int>)
+
+    /// The value as an object (bytes are parsed here).
+    func object() throws(StrapKitError) -> JSONObject {
+        switch self {
+        case .object(let o): return o
+        case let .bytes(line, range):
+            guard case .object(let o)? = try? JSONParser.parse(line[range]) else { throw .malformedReply("a result that is not an object") }
+            return o
+        }
+    }
+}
+
 /// One stream event as the daemon sent it: `{"id":N,"event":kind,"data":{...}}`.
 struct WireEvent: Sendable {
     let kind: String
-    let data: JSONObject
+    let body: Body
+    /// The data as an object (empty when it is not one).
+    var data: JSONObject { (try? body.object()) ?? [:] }
 }
 
 /// One socket to strapd: requests written under a lock, and a reader thread that matches every
@@ -24,11 +43,13 @@ final class Connection: Sendable {
 
     struct Entry {
         /// The caller waiting for the `ok`/failure reply; nil once answered or given up.
-        var reply: CheckedContinuation<JSONObject, any Error>?
+        var reply: CheckedContinuation<Body, any Error>?
         /// Where a stream's events go; nil for one-shot requests and after the consumer left.
         var events: Events.Continuation?
         var holdsSlot = true
         var isStream = false
+        /// Results and events are handed over as bytes, not parsed.
+        var raw = false
     }
 
     struct State {
@@ -81,12 +102,12 @@ final class Connection: Sendable {
 
     /// Sends one request and returns its `result`; a failure reply throws its ``StrapKitError``.
     /// A cancelled caller stops waiting; the reply is then read and dropped.
-    func call(id: Int64, op: String, params: JSONObject) async throws -> JSONObject {
+    func call(id: Int64, op: String, params: JSONObject, raw: Bool = false) async throws -> Body {
         try await acquireSlot()
         let line = Self.line(id: id, op: op, params: params)
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (reply: CheckedContinuation<JSONObject, any Error>) in
-                register(id: id, Entry(reply: reply), line: line)
+            try await withCheckedThrowingContinuation { (reply: CheckedContinuation<Body, any Error>) in
+                register(id: id, Entry(reply: reply, raw: raw), line: line)
             }
         } onCancel: {
             let waiting = state.withLock { s in
@@ -99,15 +120,15 @@ final class Connection: Sendable {
 
     /// Opens a stream: its first reply's `result` and its events, in batches as they were read.
     /// Ending the iteration of the events (or cancelling the task iterating them) sends `cancel`.
-    func openStream(id: Int64, op: String, params: JSONObject) async throws -> (JSONObject, Events) {
+    func openStream(id: Int64, op: String, params: JSONObject, raw: Bool = false) async throws -> (Body, Events) {
         try await acquireSlot()
         let (events, continuation) = Events.makeStream()
         continuation.onTermination = { [weak self] termination in
             if case .cancelled = termination { self?.cancelStream(id) }
         }
         let line = Self.line(id: id, op: op, params: params)
-        let first = try await withCheckedThrowingContinuation { (reply: CheckedContinuation<JSONObject, any Error>) in
-            register(id: id, Entry(reply: reply, events: continuation, isStream: true), line: line)
+        let first = try await withCheckedThrowingContinuation { (reply: CheckedContinuation<Body, any Error>) in
+            register(id: id, Entry(reply: reply, events: continuation, isStream: true, raw: raw), line: line)
         }
         return (first, events)
     }
@@ -277,6 +298,29 @@ final class Connection: Sendable {
     }
 
     private func dispatch(_ line: [UInt8], batches: inout [Int64: [WireEvent]]) throws(StrapKitError) {
+        // strapd writes `{"id":N,"ok":true,"result":…}` and `{"id":N,"event":"kind","data":…}`
+        // with the members in that order (StrapWire's Reply): those are routed on the prefix,
+        // and only the value is parsed (or not at all, for a raw entry). Anything else
+        // (failures, ids as strings) goes through the whole parse.
+        if let prefix = LinePrefix(line) {
+            let raw = state.withLock { $0.entries[prefix.id]?.raw ?? false }
+            let range = prefix.valueStart..<(line.count - 1)
+            let body: Body
+            if raw {
+                body = .bytes(line, range)
+            } else {
+                guard case .object(let o)? = try? JSONParser.parse(line[range]) else {
+                    throw .malformedReply(String(decoding: line.prefix(200), as: UTF8.self))
+                }
+                body = .object(o)
+            }
+            if let kind = prefix.eventKind {
+                event(prefix.id, kind: kind, body: body, batches: &batches)
+            } else {
+                answer(prefix.id, .success(body))
+            }
+            return
+        }
         let message: JSONObject
         do {
             guard case .object(let o) = try JSONParser.parse(line) else { throw StrapKitError.malformedReply("not an object") }
@@ -291,31 +335,33 @@ final class Connection: Sendable {
             return
         }
         if case .string(let kind)? = message["event"] {
-            let data: JSONObject = if case .object(let d)? = message["data"] { d } else { [:] }
-            switch kind {
-            case "error", "shutdown":
-                flush(&batches, only: id)
-                end(stream: id, throwing: kind == "shutdown" ? .shuttingDown : StrapKitError(wire: data))
-            case "cancelled", "finished":
-                batches[id, default: []].append(WireEvent(kind: kind, data: data))
-                flush(&batches, only: id)
-                end(stream: id, throwing: nil)
-            default:
-                batches[id, default: []].append(WireEvent(kind: kind, data: data))
-            }
+            event(id, kind: kind, body: .object(message.object("data") ?? [:]), batches: &batches)
             return
         }
-        let outcome: Result<JSONObject, StrapKitError>
         switch message["ok"] {
-        case .bool(true)?: outcome = .success(message.object("result") ?? [:])
+        case .bool(true)?: answer(id, .success(.object(message.object("result") ?? [:])))
         case .bool(false)?:
-            outcome = .failure(message.object("error").map(StrapKitError.init(wire:)) ?? .malformedReply("a failure without error"))
+            answer(id, .failure(message.object("error").map(StrapKitError.init(wire:)) ?? .malformedReply("a failure without error")))
         default: throw .malformedReply("a message that is neither a reply nor an event")
         }
-        answer(id, outcome)
     }
 
-    private func answer(_ id: Int64, _ outcome: Result<JSONObject, StrapKitError>) {
+    private func event(_ id: Int64, kind: String, body: Body, batches: inout [Int64: [WireEvent]]) {
+        switch kind {
+        case "error", "shutdown":
+            flush(&batches, only: id)
+            let data = (try? body.object()) ?? [:]
+            end(stream: id, throwing: kind == "shutdown" ? .shuttingDown : StrapKitError(wire: data))
+        case "cancelled", "finished":
+            batches[id, default: []].append(WireEvent(kind: kind, body: body))
+            flush(&batches, only: id)
+            end(stream: id, throwing: nil)
+        default:
+            batches[id, default: []].append(WireEvent(kind: kind, body: body))
+        }
+    }
+
+    private func answer(_ id: Int64, _ outcome: Result<Body, StrapKitError>) {
         let (entry, release) = state.withLock { s -> (Entry?, Bool) in
             guard var e = s.entries[id] else { return (nil, false) }
             let release = e.holdsSlot
@@ -353,6 +399,47 @@ final class Connection: Sendable {
             let sink = state.withLock { $0.entries[id]?.events }
             sink?.yield(batch)
         }
+    }
+}
+
+/// The routing part of a line strapd wrote: its integer id, and whether it is a success reply or
+/// an event (of which kind); nil for any other shape.
+struct LinePrefix {
+    let id: Int64
+    let eventKind: String?
+    /// Where the `result` or `data` value starts.
+    let valueStart: Int
+
+    private static let head = Array(#"{"id":"#.utf8)
+    private static let ok = Array(#","ok":true,"result":"#.utf8)
+    private static let event = Array(#","event":""#.utf8)
+    private static let data = Array(#"","data":"#.utf8)
+
+    init?(_ line: [UInt8]) {
+        guard line.count > Self.head.count + 2, line.last == UInt8(ascii: "}"), line.starts(with: Self.head) else { return nil }
+        var i = Self.head.count
+        let negative = line[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
+        var id: Int64 = 0
+        let digits = i
+        while i < line.count, line[i] >= 0x30, line[i] <= 0x39, i - digits < 18 {
+            id = id * 10 + Int64(line[i] - 0x30)
+            i += 1
+        }
+        guard i > digits, i < line.count, line[i] == UInt8(ascii: ",") else { return nil }
+        self.id = negative ? -id : id
+        if line[i...].starts(with: Self.ok) {
+            eventKind = nil
+            valueStart = i + Self.ok.count
+            return
+        }
+        guard line[i...].starts(with: Self.event) else { return nil }
+        i += Self.event.count
+        let kindStart = i
+        while i < line.count, line[i] != UInt8(ascii: "\""), line[i] != UInt8(ascii: "\\") { i += 1 }
+        guard i < line.count, line[i...].starts(with: Self.data) else { return nil }
+        eventKind = String(decoding: line[kindStart..<i], as: UTF8.self)
+        valueStart = i + Self.data.count
     }
 }
 

@@ -89,14 +89,21 @@ public final class StrapStore: Sendable {
     /// `id` and `op`.
     public func request(_ op: String, _ params: JSONObject = [:]) async throws -> JSONObject {
         let connection = try await link.connection()
-        return try await connection.call(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params)
+        return try await connection.call(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params).object()
+    }
+
+    /// `request` with the result handed over as the line's bytes (anchored pages: decoded in
+    /// one pass, without the parsed tree).
+    func requestBytes(_ op: String, _ params: JSONObject) async throws -> Body {
+        let connection = try await link.connection()
+        return try await connection.call(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params, raw: true)
     }
 
     /// Opens a stream (`samples.anchored` with `follow`, `workout.live`, `live.subscribe`, …):
     /// the first reply's `result`, then the events in batches as they were read.
-    func stream(_ op: String, _ params: JSONObject) async throws -> (JSONObject, Connection.Events) {
+    func stream(_ op: String, _ params: JSONObject, raw: Bool = false) async throws -> (Body, Connection.Events) {
         let connection = try await link.connection()
-        return try await connection.openStream(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params)
+        return try await connection.openStream(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params, raw: raw)
     }
 
     /// Whether a stream that ended with `error` may open again on a new connection.

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Glibc
 import StrapModel
 import StrapWire
 
@@ -10,6 +11,9 @@ struct WireDecoder {
     /// Devices by id: every sample of a sensor carries the same device object, and the model
     /// shares one `Device` instance per sensor (a class, so millions of samples cost one).
     private var devices: [String: (json: JSONObject, device: Device)] = [:]
+    /// The same, by the bytes of the device object (the scanner's lookup): a sensor's object
+    /// is written the same way in every sample, so comparing bytes finds it without a parse.
+    private var devicesByBytes: [(bytes: [UInt8], device: Device)] = []
 
     mutating func object(_ value: JSONValue) throws(StrapKitError) -> StoredObject {
         guard case .object(let o) = value else { throw .malformedReply("an added item that is not an object") }
@@ -41,13 +45,24 @@ struct WireDecoder {
                       uuid: uuid, anchor: anchor)
     }
 
-    private mutating func device(_ d: JSONObject) throws(StrapKitError) -> Device {
+    mutating func device(_ d: JSONObject) throws(StrapKitError) -> Device {
         guard let id = d.string("id") else { throw .malformedReply("a device without id") }
         if let known = devices[id], known.json == d { return known.device }
         let device = Device(id: id, address: d.string("address") ?? id, name: d.string("name") ?? id,
                             manufacturer: d.string("manufacturer"), model: d.string("model"),
                             serial: d.string("serial"), firmware: d.string("firmware"))
         devices[id] = (d, device)
+        return device
+    }
+
+    /// The device whose object is `bytes`: one seen before, or parsed now (nil: not a device).
+    mutating func device(bytes: UnsafeBufferPointer<UInt8>) -> Device? {
+        for known in devicesByBytes where known.bytes.count == bytes.count {
+            if known.bytes.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) }) == 0 { return known.device }
+        }
+        guard case .object(let o)? = try? JSONParser.parse(bytes), let device = try? device(o) else { return nil }
+        // Bounded: a reader of thousands of sensors falls back to parsing beyond the first 64.
+        if devicesByBytes.count < 64 { devicesByBytes.append((Array(bytes), device)) }
         return device
     }
 

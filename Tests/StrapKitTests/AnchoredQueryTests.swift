@@ -22,6 +22,10 @@ import Testing
         let all = try await AnchoredQuery().result(for: store)
         #expect(all.added.map(\.anchor) == everything)
         #expect(all.newAnchor == everything.last)
+        // Read from the line's bytes, every item equals the store's own: values, times, beats
+        // of heartbeat series, metadata, devices.
+        #expect(all.added == (try h.store.anchored(anchor: 0).added))
+        #expect(all.addedSamples.contains { !$0.beats.isEmpty })
 
         // A limit bounds the answer; continuing from its anchor reads the rest exactly.
         let head = try await AnchoredQuery(limit: 40).result(for: store)
@@ -35,9 +39,24 @@ import Testing
         let byDevice = Dictionary(grouping: samples, by: \.device.id)
         for (_, group) in byDevice { #expect(group.allSatisfy { $0.device === group[0].device }) }
 
+        // A workout and a deletion among the items: read the general way, in the same order.
+        let session = WorkoutSession(store: store, configuration: WorkoutConfiguration(activityType: .walking))
+        try await session.start()
+        try h.advance(to: 35)
+        let workout = try await session.end()
+        let victim = try #require(samples.first)
+        _ = try await store.request("samples.delete", ["uuids": .array([.string(victim.uuid.uuidString)])])
+        let more = try await AnchoredQuery(anchor: all.newAnchor).result(for: store)
+        let expected = try h.store.anchored(anchor: all.newAnchor)
+        #expect(more.added == expected.added)
+        #expect(more.added.contains { if case .workout(let w) = $0 { w.uuid == workout.uuid } else { false } })
+        #expect(more.deleted == expected.deleted && more.deleted.map(\.uuid) == [victim.uuid])
+        let followed = try #require(try await AnchoredQuery(anchor: all.newAnchor).results(for: store).first { _ in true })
+        #expect(followed.added == expected.added && followed.deleted == expected.deleted)
+
         // Nothing new: an empty answer at the same anchor.
-        let none = try await AnchoredQuery(anchor: all.newAnchor).result(for: store)
-        #expect(none.added.isEmpty && none.newAnchor == all.newAnchor)
+        let none = try await AnchoredQuery(anchor: more.newAnchor).result(for: store)
+        #expect(none.added.isEmpty && none.newAnchor == more.newAnchor)
     }
 
     @Test func followDeliversEveryNewItemOnceAndSurvivesADaemonRestart() async throws {
