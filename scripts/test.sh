@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (what .ci/run runs): the Swift tests (unit + integration, including
-# the mock-BlueZ, socket, crash and disk-full tests), the same suite again built with
-# AddressSanitizer, bounded fuzzing of every byte parser, then the end-to-end lab against
+# the mock-BlueZ, socket, crash and disk-full tests), the Python client's checks
+# (scripts/python-client.sh), the same suite again built with AddressSanitizer, bounded fuzzing of every byte parser, then the end-to-end lab against
 # real bluetoothd when the host can run it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +18,12 @@ tests=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]
 issues=$(grep -oE 'with [0-9]+ issues?' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 # What failed, kept for the summary: CI shows only the end of this output.
 swift_failures=$(grep -a "recorded an issue\|Expectation failed\|Caught error" "$log" | head -n 40 || true)
+
+# The Python client (clients/python) against the debug strapd just built: mypy, pytest, wheel.
+scripts/python-client.sh 2>&1 | tee "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+read -r py_passed py_failed < <(grep -oE '^python-client: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
+py_line=$(grep -E '^pytest: ' "$log" | tail -1)
 
 # AddressSanitizer over the whole suite (the store's crash-test child included), in its own
 # scratch path. A program that defines its own malloc (as the benchmark's allocation
@@ -65,6 +71,7 @@ if [ -n "$asan_failures" ]; then
   echo "asan test issues (the first 20 lines):"
   printf '%s\n' "$asan_failures"
 fi
-echo "swift tests: $tests run, $issues issues; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
-echo "ci: $(( tests - (issues > 0 ? 1 : 0) + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
+echo "${py_line:-pytest: the Python client did not run}"
+echo "swift tests: $tests run, $issues issues; python client: ${py_passed:-0} passed, ${py_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
+echo "ci: $(( tests - (issues > 0 ? 1 : 0) + ${py_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + ${py_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
 exit $failed

@@ -59,13 +59,13 @@ class StreamState:
         elif not self.cancel_sent:
             self.events.append((event, data))
             self.connection.queued += 1
-        self._wake()
+        self.wake()
 
     def fail(self, error: StrapdError) -> None:
         self.failure = error
-        self._wake()
+        self.wake()
 
-    def _wake(self) -> None:
+    def wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)
 
@@ -153,8 +153,26 @@ class Connection(asyncio.Protocol):
                 except ValueError:
                     self._abort(ProtocolError(f"strapd sent a line that is not JSON: {line[:80]!r}"))
                     return
+        # The common case inline (an item of a stream that goes on): one wake-up per stream
+        # per read instead of one per event.
+        streams = self.streams
+        woken: List[StreamState] = []
+        queued = 0
         for message in messages:
+            event = message.get("event") if isinstance(message, dict) else None
+            if event is not None and event not in FINAL_EVENTS:
+                stream = streams.get(message.get("id"))
+                if stream is not None and not stream.cancel_sent:
+                    data = message.get("data")
+                    stream.events.append((event, data if isinstance(data, dict) else {}))
+                    queued += 1
+                    if stream not in woken:
+                        woken.append(stream)
+                continue
             self._dispatch(message)
+        self.queued += queued
+        for stream in woken:
+            stream.wake()
         self.check_high_water()
 
     def connection_lost(self, exc: Optional[Exception]) -> None:

@@ -18,8 +18,8 @@ from types import TracebackType
 
 from ._connection import JSONObject, RawEvent, StreamState
 from .errors import DaemonStopping, ProtocolError, error_from_wire
-from .models import (AnchoredBatch, DeletedObject, LiveEvent, StoredObject, WorkoutEvent,
-                     stored_object)
+from .models import (AnchoredBatch, DeletedObject, LiveEvent, Sample, StoredObject, Workout,
+                     WorkoutEvent, stored_object)
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -181,7 +181,7 @@ def anchored_events(events: List[RawEvent]) -> List[AnchoredBatch]:
     anchor: Optional[int] = None
     for kind, data in events:
         if kind == "added":
-            added.append(stored_object(data))
+            added.append(Workout(data) if data.get("type") == "workout" else Sample(data))
         elif kind == "deleted":
             deleted.append(DeletedObject(data))
         else:
