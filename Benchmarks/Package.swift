@@ -33,6 +33,7 @@ let package = Package(
             .product(name: "StrapSimulator", package: "strapd"),
             .product(name: "StrapSystem", package: "strapd"),
             .product(name: "StrapDaemon", package: "strapd"),
+            .product(name: "StrapKit", package: "strapd"),
             .product(name: "CShims", package: "strapd"),
         ]),
     ]

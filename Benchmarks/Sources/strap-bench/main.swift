@@ -3,6 +3,7 @@ import Foundation
 
 let sections: [any BenchSection.Type] = [
     // one line per section; keep this list sorted by name
+    ClientBench.self,
     DecodeBench.self,
     ExportBench.self,
     FairnessBench.self,
