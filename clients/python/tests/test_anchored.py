@@ -118,3 +118,33 @@ def test_anchor_errors_are_typed(daemon: Daemon) -> None:
                 await store.anchored_page(anchor=-1)
 
     run(main())
+
+
+def test_an_unread_follower_is_bounded_and_requests_still_answer(fresh_daemon: Daemon) -> None:
+    fresh_daemon.start(["--simulate=10", "--simulate-speed", "500"])
+    deadline = time.monotonic() + 60
+    while fresh_daemon.call({"id": 0, "op": "status"})["result"]["store"]["latestAnchor"] < 30_000:
+        assert time.monotonic() < deadline, "the simulator did not fill the store"
+        time.sleep(0.2)
+
+    async def main() -> None:
+        async with strapd.Store(fresh_daemon.socket) as store:
+            stream = store.anchored(anchor=0, follow=True, limit=1000)
+            await stream.open()
+            await asyncio.sleep(1.5)  # strapd streams the backlog; nobody reads it
+            connection = store._connection
+            assert connection is not None
+            # Reading stopped at the high-water mark (20 000 events) plus one read's lines, and
+            # strapd paused the follower: the backlog waits in the store, not in this process.
+            assert 1000 <= connection.queued < 25_000  # of the 30 000 and more stored
+            target = (await store.status())["store"]["latestAnchor"]  # answered all the same
+            seen: List[Item] = []
+            async for batch in stream:
+                seen.extend((str(o.uuid), int(o.anchor or -1)) for o in batch.added)
+                if batch.anchor >= target:
+                    break
+            await stream.aclose()
+            everything = await read_all(store)
+            assert seen == [item for item in everything if item[1] <= seen[-1][1]]
+
+    run(main(), timeout=110)

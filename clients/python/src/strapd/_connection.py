@@ -229,7 +229,10 @@ class Connection(asyncio.Protocol):
             self.transport.resume_reading()
 
     def check_high_water(self) -> None:
-        if not self._reading_paused and self.queued >= _HIGH_WATER and self.transport is not None:
+        # Not while a reply is awaited: it may sit behind the queued events, and a caller
+        # awaiting it without reading the stream would wait forever.
+        if not self._reading_paused and self.queued >= _HIGH_WATER and not self.pending \
+                and self.transport is not None:
             self._reading_paused = True
             self.transport.pause_reading()
 
@@ -247,6 +250,9 @@ class Connection(asyncio.Protocol):
             raise self.closed
         future: asyncio.Future[JSONObject] = asyncio.get_running_loop().create_future()
         self.pending[request_id] = future
+        if self._reading_paused and self.transport is not None:
+            self._reading_paused = False
+            self.transport.resume_reading()
         return future
 
     def close(self) -> None:

@@ -25,8 +25,9 @@ from .workout import WorkoutList, WorkoutSession, WorkoutSnapshot
 
 DEFAULT_SOCKET = "/run/strapd/strapd.sock"
 
-# strapd answers `busy` beyond 32 requests being answered on one connection.
-_MAX_OUTSTANDING = 32
+# strapd answers `busy` beyond 32 requests being answered on one connection; one slot stays
+# free for the `cancel` a stream being left sends without waiting.
+_MAX_OUTSTANDING = 31
 
 Predicate = Mapping[str, Any]
 Interval = Union[timedelta, Mapping[str, int]]
@@ -124,6 +125,12 @@ class Store:
         raise error_from_wire(reply.get("error"))
 
     async def _open_stream(self, op: str, params: JSONObject) -> Tuple[StreamState, JSONObject]:
+        self._live_connection()  # not connected: ConnectionClosed before anything waits
+        assert self._slots is not None
+        async with self._slots:
+            return await self._open_stream_now(op, params)
+
+    async def _open_stream_now(self, op: str, params: JSONObject) -> Tuple[StreamState, JSONObject]:
         connection = self._live_connection()
         request_id = next(self._ids)
         state = StreamState(connection, request_id)

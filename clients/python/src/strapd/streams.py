@@ -31,6 +31,10 @@ class Results(Protocol[T_co]):
 
     def __aiter__(self) -> Results[T_co]: ...
 
+    async def open(self) -> Results[T_co]:
+        """Sends the request now (else the first ``__anext__`` does): nothing after is missed."""
+        ...
+
     async def __anext__(self) -> T_co: ...
 
     async def aclose(self) -> None: ...
@@ -49,6 +53,9 @@ class GeneratorResults(Generic[T]):
 
     def __aiter__(self) -> GeneratorResults[T]:
         return self
+
+    async def open(self) -> GeneratorResults[T]:
+        return self  # each page is asked for when it is wanted
 
     async def __anext__(self) -> T:
         return await self._generator.__anext__()
