@@ -138,9 +138,14 @@ public struct StatisticsCollectionQuery: Sendable {
     /// with the same anchor, interval and time zone, so no interval is lost or repeated).
     public func result(for store: StrapStore) async throws -> Collection {
         var collection = Collection(statistics: [], timeZone: timeZone ?? "")
-        var from = start
+        try await read(try await store.request("statistics.collection", parameters(from: start)), into: &collection, from: start, store: store)
+        return collection
+    }
+
+    /// A page into `collection`, then the pages after it while the daemon says `truncated`.
+    func read(_ first: JSONObject, into collection: inout Collection, from: Date, store: StrapStore) async throws {
+        var page = first, from = from
         while true {
-            let page = try await store.request("statistics.collection", parameters(from: from))
             collection.timeZone = page.string("timeZone") ?? collection.timeZone
             if case .array(let items)? = page["statistics"] {
                 for item in items {
@@ -148,30 +153,85 @@ public struct StatisticsCollectionQuery: Sendable {
                     collection.statistics.append(try StatisticsQuery.statistics(o, type: type))
                 }
             }
-            guard page.bool("truncated") == true else { return collection }
+            guard page.bool("truncated") == true else { return }
             let next = try page.time("next")
             guard next > from.millis else { throw StrapKitError.malformedReply("a truncated collection that does not move on") }
             from = Date(millis: next)
+            page = try await store.request("statistics.collection", parameters(from: from))
         }
     }
 
-    /// The collection kept up to date as samples arrive (HealthKit's `statisticsUpdateHandler`).
-    /// It needs `statistics.collection` with `follow`, which this protocol version does not
-    /// have: iterating throws ``StrapKitError/unsupported(_:)`` rather than polling in secret.
-    public func results(for store: StrapStore) -> Results { Results() }
+    /// The collection, then the whole collection again each time strapd sends intervals whose
+    /// figures changed (HealthKit's `statisticsUpdateHandler`; `statistics.collection` with
+    /// `follow`, at most one update a second). A followed collection holds at most 10 000
+    /// intervals (``StrapKitError/badRequest(_:)`` beyond). With a reconnecting store it opens
+    /// again after a daemon restart and starts over with the whole collection; a daemon whose
+    /// protocol predates `follow` (before 1.1) makes it throw ``StrapKitError/unsupported(_:)``.
+    /// Ending the iteration ends the stream on the daemon's side.
+    public func results(for store: StrapStore) -> Results { Results(query: self, store: store) }
 
     /// The updates of ``results(for:)``.
     public struct Results: AsyncSequence, Sendable {
         /// Each element is the whole collection as it stands.
         public typealias Element = Collection
-        /// Makes the iterator.
-        public func makeAsyncIterator() -> Iterator { Iterator() }
-        /// Throws ``StrapKitError/unsupported(_:)`` at once.
+        let query: StatisticsCollectionQuery
+        let store: StrapStore
+
+        /// Makes the iterator; the stream opens at its first `next()`.
+        public func makeAsyncIterator() -> Iterator { Iterator(query: query, store: store) }
+
+        /// Iterates the collection's updates over one `statistics.collection` stream.
         public struct Iterator: AsyncIteratorProtocol {
-            /// Throws: a live collection needs a daemon whose `statistics.collection` follows.
+            let query: StatisticsCollectionQuery
+            let store: StrapStore
+            var collection = Collection(statistics: [], timeZone: "")
+            var byStart: [Millis: Int] = [:]
+            var events: Connection.Events.AsyncIterator?
+
+            /// The collection as it stands after the next change; nil once cancelled.
             public mutating func next() async throws -> Collection? {
-                throw StrapKitError.unsupported("live statistics collections need statistics.collection with follow, "
-                                                + "which this protocol version lacks")
+                while !Task.isCancelled {
+                    guard events != nil else {
+                        do {
+                            var p = try query.parameters(from: query.start)
+                            p["follow"] = .bool(true)
+                            let (first, stream) = try await store.stream("statistics.collection", p)
+                            events = stream.makeAsyncIterator()
+                            collection = Collection(statistics: [], timeZone: query.timeZone ?? "")
+                            try await query.read(try first.object(), into: &collection, from: query.start, store: store)
+                            byStart = Dictionary(collection.statistics.enumerated().map { ($1.start, $0) }, uniquingKeysWith: { a, _ in a })
+                            return collection
+                        } catch StrapKitError.badRequest(let message) where message.contains("follow") {
+                            throw StrapKitError.unsupported("this strapd cannot follow a statistics collection (protocol 1.1): \(message)")
+                        } catch where store.mayResume(after: error) {
+                            events = nil
+                            continue
+                        }
+                    }
+                    do {
+                        guard let batch = try await events!.next() else { return nil }
+                        var changed = false
+                        for event in batch where event.kind == "statistics" {
+                            guard case .array(let items)? = event.data["statistics"] else { continue }
+                            for item in items {
+                                guard case .object(let o) = item else { throw StrapKitError.malformedReply("an interval that is not an object") }
+                                let interval = try StatisticsQuery.statistics(o, type: query.type)
+                                if let at = byStart[interval.start] {
+                                    collection.statistics[at] = interval
+                                } else {
+                                    collection.statistics.append(interval)
+                                    collection.statistics.sort { $0.start < $1.start }
+                                    byStart = Dictionary(collection.statistics.enumerated().map { ($1.start, $0) }, uniquingKeysWith: { a, _ in a })
+                                }
+                                changed = true
+                            }
+                        }
+                        if changed { return collection }
+                    } catch where store.mayResume(after: error) {
+                        events = nil
+                    }
+                }
+                return nil
             }
         }
     }

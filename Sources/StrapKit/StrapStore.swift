@@ -102,8 +102,18 @@ public final class StrapStore: Sendable {
     /// Opens a stream (`samples.anchored` with `follow`, `workout.live`, `live.subscribe`, …):
     /// the first reply's `result`, then the events in batches as they were read.
     func stream(_ op: String, _ params: JSONObject, raw: Bool = false) async throws -> (Body, Connection.Events) {
+        let (first, events, _) = try await cancellableStream(op, params, raw: raw)
+        return (first, events)
+    }
+
+    /// `stream`, with what ends it on the daemon's side (for a sequence that outlives its
+    /// iterators, such as a feed kept in a variable).
+    func cancellableStream(_ op: String, _ params: JSONObject, raw: Bool = false) async throws
+        -> (Body, Connection.Events, @Sendable () -> Void) {
         let connection = try await link.connection()
-        return try await connection.openStream(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params, raw: raw)
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let (first, events) = try await connection.openStream(id: id, op: op, params: params, raw: raw)
+        return (first, events, { [weak connection] in connection?.cancelStream(id) })
     }
 
     /// Whether a stream that ended with `error` may open again on a new connection.

@@ -166,8 +166,8 @@ public final class WorkoutSession: Sendable {
     }
 
     func follow<Element: Sendable>(_ transform: @escaping WorkoutFeed<Element>.Transform) async throws -> WorkoutFeed<Element> {
-        let (_, events) = try await store.stream("workout.live", ["session": .string(try requireID().uuidString)])
-        return WorkoutFeed(events: events, transform: transform)
+        let (_, events, cancel) = try await store.cancellableStream("workout.live", ["session": .string(try requireID().uuidString)])
+        return WorkoutFeed(events: events, cancel: cancel, transform: transform)
     }
 
     // MARK: plumbing
@@ -210,19 +210,32 @@ public final class WorkoutSession: Sendable {
 
 /// One kind of a session's events (states, laps and markers, messages, statistics) as an
 /// `AsyncSequence`, over a `workout.live` stream of its own. It ends when the session is saved
-/// or discarded; ending the iteration ends the stream on the daemon's side. A lost connection
-/// throws (events of the gap cannot be recovered; read the session with ``WorkoutSession/state()``).
+/// or discarded. A feed is iterated once: when its iterator goes away (the loop ended, its task
+/// was cancelled) the stream ends on the daemon's side, even while the feed value lives on. A
+/// lost connection throws (events of the gap cannot be recovered; read the session with
+/// ``WorkoutSession/state()``).
 public struct WorkoutFeed<Element: Sendable>: AsyncSequence, Sendable {
     typealias Transform = @Sendable (String, JSONObject) throws(StrapKitError) -> Element?
     let events: Connection.Events
+    let cancel: @Sendable () -> Void
     let transform: Transform
 
-    /// Makes the iterator (one per feed: the stream is the feed's).
-    public func makeAsyncIterator() -> Iterator { Iterator(events: events.makeAsyncIterator(), transform: transform) }
+    /// Makes the iterator.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(events: events.makeAsyncIterator(), lease: Lease(cancel), transform: transform)
+    }
+
+    /// Ends the stream when the last copy of an iterator is gone.
+    final class Lease: Sendable {
+        let cancel: @Sendable () -> Void
+        init(_ cancel: @escaping @Sendable () -> Void) { self.cancel = cancel }
+        deinit { cancel() }
+    }
 
     /// Iterates the feed's elements.
     public struct Iterator: AsyncIteratorProtocol {
         var events: Connection.Events.AsyncIterator
+        let lease: Lease
         let transform: Transform
         var pending: [Element] = []
         var index = 0

@@ -54,15 +54,37 @@ import Testing
         #expect(collection.statistics.dropLast().allSatisfy { $0.count == 0 && $0.average == nil })
     }
 
-    @Test func aLiveCollectionIsRefusedUntilTheProtocolFollowsCollections() async throws {
+    @Test func aLiveCollectionIsUpdatedAsSamplesAreStoredAndItsStreamEndsWithTheLoop() async throws {
         let h = try DaemonHarness()
         defer { h.close() }
+        try h.advance(to: 10)
         let store = StrapStore(socket: h.socketPath)
         defer { store.close() }
-        let query = StatisticsCollectionQuery(type: .heartRate, options: .average, start: Date(millis: origin),
-                                              end: Date(millis: origin + 3_600_000), interval: StatisticsInterval(.minutes))
-        await #expect(throws: StrapKitError.self) {
-            for try await _ in query.results(for: store) { Issue.record("a live collection was delivered") }
+        // Minutes of an hour that is still filling.
+        let query = StatisticsCollectionQuery(type: .heartRate, options: [.average, .maximum], start: Date(millis: origin),
+                                              end: Date(millis: origin + 3_600_000), interval: StatisticsInterval(.minutes),
+                                              timeZone: "UTC")
+        func stored(minute: Int) throws -> Int {
+            let from = origin + Millis(minute) * 60_000
+            return try h.store.samples(matching: .and([.types([.heartRate]), .time(from: from, to: from + 60_000, options: .strictStartDate)])).count
         }
+        var updates = query.results(for: store).makeAsyncIterator()
+        let first = try #require(try await updates.next())
+        #expect(first.statistics.count == 60)
+        #expect(first.statistics[0].count == (try stored(minute: 0)))
+        #expect(first.statistics[1].count == 0)
+
+        // Samples into the first minute and the second: updates until the collection agrees.
+        try h.advance(to: 75)
+        var latest = first
+        while try latest.statistics[0].count != stored(minute: 0) || latest.statistics[1].count != stored(minute: 1) {
+            latest = try #require(try await updates.next())
+        }
+        #expect(latest.statistics[1].count > 0)
+        #expect(latest.statistics[1].maximum != nil)
+        #expect(latest.statistics.dropFirst(2).allSatisfy { $0.count == 0 })
+        #expect(store.outstandingRequests == 1)
+        _ = consume updates
+        #expect(await eventually { store.outstandingRequests == 0 })
     }
 }

@@ -89,4 +89,37 @@ import Testing
         try await primary.discard()
         #expect(try await mirrorIterator.next() == nil)
     }
+
+    @Test func aWatcherHearsOfEverySessionWithoutPolling() async throws {
+        let h = try DaemonHarness()
+        defer { h.close() }
+        let watcherStore = StrapStore(socket: h.socketPath)
+        let store = StrapStore(socket: h.socketPath)
+        defer { watcherStore.close(); store.close() }
+        #expect(try await store.protocolVersion().split(separator: ".").first.flatMap { Int($0) } ?? 0 >= 1)
+        let (open, announcements) = try await watcherStore.watchWorkoutSessions()
+        #expect(open.isEmpty)
+        let session = WorkoutSession(store: store, configuration: WorkoutConfiguration(activityType: .rowing, deviceIDs: [h.identities[0].address]))
+        try await session.start()
+        try h.advance(to: 5)
+        try await session.pause()
+        let workout = try await session.end()
+        let id = try #require(session.id)
+        var heard: [WorkoutAnnouncement] = []
+        for try await announcement in announcements {
+            heard.append(announcement)
+            if case .saved = announcement { break }
+        }
+        let kinds = heard.map { a -> String in
+            switch a {
+            case .created(let s, _): s == id ? "created" : "other"
+            case .stateChanged(let s, _, let to, _): s == id ? to.rawValue : "other"
+            case .saved(let s, let w, _): s == id && w == workout.uuid ? "saved" : "other"
+            case .discarded: "discarded"
+            case .failed: "failed"
+            }
+        }
+        #expect(kinds == ["created", "running", "paused", "ended", "saved"])
+        #expect(await eventually { watcherStore.outstandingRequests == 0 && store.outstandingRequests == 0 })
+    }
 }
