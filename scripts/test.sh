@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite (what .ci/run runs): the Swift tests (unit + integration, including
 # the mock-BlueZ, socket, crash and disk-full tests), the Python client's checks
-# (scripts/python-client.sh), the same suite again built with AddressSanitizer, bounded fuzzing of every byte parser, then the end-to-end lab against
-# real bluetoothd when the host can run it.
+# (scripts/python-client.sh), the same suite again built with AddressSanitizer, bounded
+# fuzzing of every byte parser, then the end-to-end lab against real bluetoothd when the host
+# can run it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
