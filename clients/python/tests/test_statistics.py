@@ -80,3 +80,27 @@ def test_statistics_errors_are_typed(daemon: Daemon) -> None:
                 await store.statistics("heartRate", ["average"], datetime(2001, 1, 1), long_ago)
 
     run(main())
+
+
+def test_a_followed_collection_updates_as_samples_arrive(daemon: Daemon) -> None:
+    async def main() -> None:
+        async with strapd.Store(daemon.socket) as store:
+            now = datetime.now(timezone.utc).replace(second=0, microsecond=0)
+            updates = store.statistics_collection_updates(
+                "heartRate", ["average"], now - timedelta(hours=1), now + timedelta(hours=1),
+                {"minutes": 1}, time_zone="UTC")
+            counts: List[int] = []
+            async with updates:
+                async for collection in updates:
+                    assert len(collection) == 120
+                    counts.append(sum(s.count for s in collection))
+                    if len(counts) >= 3 and counts[-1] > counts[0]:
+                        break
+            assert counts == sorted(counts)  # samples only arrive
+            # The held collection is what a fresh request answers for the same intervals.
+            ended = await store.statistics_collection(
+                "heartRate", ["average"], now - timedelta(hours=1), now + timedelta(hours=1),
+                {"minutes": 1}, time_zone="UTC")
+            assert sum(s.count for s in ended) >= counts[-1]
+
+    run(main())

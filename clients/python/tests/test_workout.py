@@ -89,3 +89,25 @@ def test_blocking_workout_with_messages_to_a_follower(daemon: Daemon) -> None:
         session.discard()
         with pytest.raises(strapd.NotFound):
             client.workout_session(session.id).pause()
+
+
+def test_a_watcher_hears_of_every_session(daemon: Daemon) -> None:
+    async def main() -> None:
+        async with strapd.Store(daemon.socket) as store, strapd.Store(daemon.socket) as watcher:
+            assert (await store.access_status())["grants"]["record"] is True
+            async with watcher.watch_workouts() as watch:
+                assert watch.result is not None and "sessions" in watch.result
+                session = await store.start_workout("rowing", devices=[STRAP])
+                await session.pause()
+                await session.end()
+                seen: List[str] = []
+                async for event in watch:
+                    if event.data.get("session") != session.id:
+                        continue
+                    seen.append(event.kind if event.kind != "state" else f"state:{event.to_state}")
+                    if event.kind == "saved":
+                        break
+            assert seen[0] == "created" and seen[-1] == "saved"
+            assert "state:paused" in seen and "state:ended" in seen
+
+    run(main())

@@ -351,7 +351,8 @@ class WorkoutEvent:
 
     @property
     def to_state(self) -> Optional[str]:
-        return self.data.get("to") if self.kind == "state" else None
+        # workout.live says `to`; workout.watch says `state` (every watch event carries it).
+        return self.data.get("to", self.data.get("state")) if self.kind == "state" else None
 
     @property
     def time(self) -> Optional[datetime]:

@@ -15,12 +15,13 @@ from datetime import date, timedelta
 from types import TracebackType
 from typing import Any, AsyncGenerator, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
-from ._connection import Connection, JSONObject, StreamState
+from ._connection import Connection, JSONObject, RawEvent, StreamState
 from .errors import ConnectionClosed, ProtocolError, StrapdError, error_from_wire
 from .models import (AnchoredBatch, LiveEvent, MaximumHeartRate, Sample, SampleQueryResult,
-                     Statistics, StatisticsCollection, TimeLike, Workout, format_time,
-                     interval_parameter, parse_date)
-from .streams import EventStream, GeneratorResults, Results, anchored_events, anchored_first, anchored_page, live_events
+                     Statistics, StatisticsCollection, TimeLike, WorkoutEvent, format_time,
+                     interval_parameter, parse_date, parse_time)
+from .streams import (EventStream, GeneratorResults, Results, anchored_events, anchored_first,
+                      anchored_page, live_events, workout_events)
 from .workout import WorkoutList, WorkoutSession, WorkoutSnapshot
 
 DEFAULT_SOCKET = "/run/strapd/strapd.sock"
@@ -255,6 +256,50 @@ class Store:
                 raise ProtocolError(f"statistics.collection truncated without a next start after {cursor}")
             cursor = following
 
+    def statistics_collection_updates(self, type: str, options: Iterable[str], start: TimeLike, end: TimeLike,
+                                      interval: Interval, *, anchor_date: Optional[TimeLike] = None,
+                                      time_zone: Optional[str] = None, separate_by_source: bool = False,
+                                      predicate: Optional[Predicate] = None) -> EventStream[StatisticsCollection]:
+        """HKStatisticsCollectionQuery's ``statisticsUpdateHandler``: the whole collection, then
+        again each time strapd sends intervals whose figures changed (at most once a second),
+        with those intervals replaced. At most 10 000 intervals (strapd's bound)."""
+        anchor_text = format_time(anchor_date if anchor_date is not None else start)
+        params = _params(type=type, options=_types(options), interval=interval_parameter(interval),
+                         anchorDate=anchor_text, to=format_time(end), timeZone=time_zone,
+                         separateBySource=separate_by_source or None, predicate=predicate)
+        held: Dict[str, Statistics] = {}
+        shape: List[Optional[str]] = [type, None, None]
+
+        async def opener() -> Tuple[StreamState, JSONObject]:
+            state, result = await self._open_stream("statistics.collection",
+                                                    dict(params, follow=True, **{"from": format_time(start)}))
+            shape[:] = [str(result.get("type", type)), result.get("unit"), result.get("timeZone")]
+            rows = list(result.get("statistics", []))
+            cursor = result.get("next")
+            while result.get("truncated") and isinstance(cursor, str):
+                # The stream covers every interval; the reply's cut part is read with plain requests.
+                result = await self.request("statistics.collection", **dict(params, **{"from": cursor}))
+                rows.extend(result.get("statistics", []))
+                cursor = result.get("next")
+            for row in rows:
+                held[row["start"]] = Statistics(row)
+            return state, result
+
+        def collection() -> StatisticsCollection:
+            return StatisticsCollection(str(shape[0]), shape[1], shape[2],
+                                        [held[k] for k in sorted(held, key=parse_time)])
+
+        def updates(events: List[RawEvent]) -> List[StatisticsCollection]:
+            changed = False
+            for kind, data in events:
+                if kind == "statistics":
+                    for row in data.get("statistics", []):
+                        held[row["start"]] = Statistics(row)
+                        changed = True
+            return [collection()] if changed else []
+
+        return EventStream(opener, updates, lambda _: [collection()])
+
     # workouts
 
     async def start_workout(self, activity_type: str, *, location_type: Optional[str] = None,
@@ -280,6 +325,16 @@ class Store:
         if snapshot.session_id is None:
             raise ProtocolError(f"{op} answered no session id")
         return WorkoutSession(self, snapshot.session_id, snapshot)
+
+    def watch_workouts(self) -> EventStream[WorkoutEvent]:
+        """``workout.watch``: every session created on this box, its state changes, saves,
+        discards and failures (workoutSessionMirroringStartHandler, for all sessions); the
+        stream's ``result["sessions"]`` are those open when watching began."""
+        return EventStream(lambda: self._open_stream("workout.watch", {}), workout_events)
+
+    async def access_status(self) -> JSONObject:
+        """``access.status``: this peer's grants and what each operation allows it."""
+        return await self.request("access.status")
 
     def workout_session(self, session_id: str) -> WorkoutSession:
         """A proxy for an existing session (another client's: mirroring by id). No request."""

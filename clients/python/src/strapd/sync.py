@@ -236,6 +236,20 @@ class Client:
             type, options, start, end, interval, anchor_date=anchor_date, time_zone=time_zone,
             separate_by_source=separate_by_source, predicate=predicate))
 
+    def statistics_collection_updates(self, type: str, options: Iterable[str], start: TimeLike, end: TimeLike,
+                                      interval: Interval, *, anchor_date: Optional[TimeLike] = None,
+                                      time_zone: Optional[str] = None, separate_by_source: bool = False,
+                                      predicate: Optional[Predicate] = None) -> SyncStream[StatisticsCollection]:
+        return SyncStream(self._loop, self.store.statistics_collection_updates(
+            type, options, start, end, interval, anchor_date=anchor_date, time_zone=time_zone,
+            separate_by_source=separate_by_source, predicate=predicate))
+
+    def watch_workouts(self) -> SyncStream[WorkoutEvent]:
+        return SyncStream(self._loop, self.store.watch_workouts())
+
+    def access_status(self) -> JSONObject:
+        return self._loop.run(self.store.access_status())
+
     def start_workout(self, activity_type: str, *, location_type: Optional[str] = None,
                       devices: Optional[Iterable[str]] = None, athlete: Optional[str] = None,
                       metadata: Optional[Mapping[str, str]] = None) -> SyncWorkoutSession:
