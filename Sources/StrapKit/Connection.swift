@@ -74,7 +74,7 @@ final class Connection: Sendable {
 
     /// Connects (blocking; a unix socket connects at once or fails) and starts the reader.
     /// `onClose` runs once, on the reader thread, with why the connection ended.
-    static func open(path: String, onClose: @escaping @Sendable (StrapKitError) -> Void) throws(StrapKitError) -> Connection {
+    static func open(path: String, onClose: @escaping @Sendable (Connection, StrapKitError) -> Void) throws(StrapKitError) -> Connection {
         let raw = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard raw >= 0 else { throw .cannotConnect(path: path, reason: "socket: \(Errno.current)") }
         var result: CInt
@@ -94,6 +94,9 @@ final class Connection: Sendable {
     }
 
     var isOpen: Bool { state.withLock { $0.failure == nil } }
+
+    /// Why the connection ended; nil while it is open.
+    var failure: StrapKitError? { state.withLock { $0.failure } }
 
     /// Requests and streams still waiting for something (tests check that none are left).
     var outstanding: Int { state.withLock { $0.entries.count + $0.slotWaiters.count } }
@@ -240,7 +243,7 @@ final class Connection: Sendable {
 
     // MARK: the reader
 
-    private func readLoop(onClose: @Sendable (StrapKitError) -> Void) {
+    private func readLoop(onClose: @Sendable (Connection, StrapKitError) -> Void) {
         // Server lines stay below 2 MiB (docs/protocol.md *Size*); the margin costs nothing.
         var decoder = LineDecoder(maximumLineLength: 4 << 20)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
@@ -282,7 +285,7 @@ final class Connection: Sendable {
             return s.failure!
         }
         failEverything(with: final)
-        onClose(final)
+        onClose(self, final)
     }
 
     private func failEverything(with error: StrapKitError) {

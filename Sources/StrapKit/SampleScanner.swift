@@ -125,6 +125,7 @@ struct SampleScanner {
         try withUnsafeMutableBytes(of: &raw) { (out: UnsafeMutableRawBufferPointer) throws(Unhandled) in
             var j = r.lowerBound, n = 0
             while n < 16 {
+                guard j + 1 < r.upperBound else { throw Unhandled() }
                 if bytes[j] == UInt8(ascii: "-") { j += 1; continue }
                 guard let hi = Self.hex(bytes[j]), let lo = Self.hex(bytes[j + 1]) else { throw Unhandled() }
                 out[n] = hi << 4 | lo

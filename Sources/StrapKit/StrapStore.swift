@@ -164,13 +164,18 @@ final class Link: Sendable {
     func connection() async throws -> Connection {
         let (live, failure, first) = state.withLock { s -> (Connection?, StrapKitError?, Bool) in
             if s.closed { return (nil, .closed, false) }
-            if let c = s.connection, c.isOpen { return (c, nil, false) }
+            if let c = s.connection, let reason = c.failure {
+                // `.never`: lost for good, also in the instant before the reader reported it.
+                if policy == .never { return (nil, s.lost ?? reason, false) }
+            } else if let c = s.connection {
+                return (c, nil, false)
+            }
             if let lost = s.lost { return (nil, lost, false) }
             return (nil, nil, !s.connectedBefore)
         }
         if let live { return live }
         if let failure { throw failure }
-        if first, policy == .never { return try connectNow() }
+        // One caller connects; the others (a burst of first calls) wait for its connection.
         let task = reconnecting.withLock { running in
             if let running { return running }
             let task = Task { try await self.connectWithBackoff(first: first) }
@@ -182,18 +187,27 @@ final class Link: Sendable {
     }
 
     private func connectNow() throws(StrapKitError) -> Connection {
-        let connection = try Connection.open(path: path) { [weak self] reason in self?.lost(reason) }
-        let reconnect = state.withLock { s -> Bool? in
-            guard !s.closed else { return nil }
+        if let open = state.withLock({ s in s.connection.flatMap { $0.isOpen ? $0 : nil } }) { return open }
+        let connection = try Connection.open(path: path) { [weak self] closed, reason in self?.lost(closed, reason) }
+        enum Outcome { case closed, existing(Connection), installed(reconnect: Bool) }
+        let outcome = state.withLock { s -> Outcome in
+            if s.closed { return .closed }
+            // A caller that raced past the single flight connected meanwhile: keep one.
+            if let c = s.connection, c.isOpen { return .existing(c) }
             defer { s.connection = connection; s.connectedBefore = true }
-            return s.connectedBefore
+            return .installed(reconnect: s.connectedBefore)
         }
-        guard let reconnect else {
+        switch outcome {
+        case .closed:
             connection.close()
             throw .closed
+        case .existing(let c):
+            connection.close()
+            return c
+        case .installed(let reconnect):
+            events.yield(.connected(reconnect: reconnect))
+            return connection
         }
-        events.yield(.connected(reconnect: reconnect))
-        return connection
     }
 
     private func connectWithBackoff(first: Bool) async throws -> Connection {
@@ -217,10 +231,12 @@ final class Link: Sendable {
         }
     }
 
-    private func lost(_ reason: StrapKitError) {
+    private func lost(_ connection: Connection, _ reason: StrapKitError) {
         let report = state.withLock { s -> Bool in
-            if policy == .never, !s.closed { s.lost = reason }
-            return !s.closed
+            // A duplicate closed by connectNow was never the store's connection.
+            guard s.connection === connection, !s.closed else { return false }
+            if policy == .never { s.lost = reason }
+            return true
         }
         if report { events.yield(.lost(reason)) }
     }

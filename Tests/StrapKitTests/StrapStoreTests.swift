@@ -22,6 +22,11 @@ import Testing
         #expect(counts.count == 200)
         #expect(counts.allSatisfy { $0.key == $0.value })
         #expect(store.outstandingRequests == 0)
+        // The 200 first calls made one connection between them.
+        store.close()
+        var connects = 0
+        for await event in store.connectionEvents { if case .connected = event { connects += 1 } }
+        #expect(connects == 1)
     }
 
     @Test func theProtocolsErrorsAreTypedCases() async throws {
