@@ -81,6 +81,9 @@ final class Connection: Sendable {
     /// Sends one request and returns its `result`; a failure reply throws its ``StrapKitError``.
     /// A cancelled caller stops waiting; the reply is then read and dropped.
     func call(id: Int64, op: String, params: JSONObject, raw: Bool = false) async throws -> Body {
+        // A task cancelled already sends nothing (its cancellation handler would run before
+        // the request is registered, and it would wait for the reply after all).
+        try Task.checkCancellation()
         try await acquireSlot()
         let line = Self.line(id: id, op: op, params: params)
         return try await withTaskCancellationHandler {

@@ -78,6 +78,7 @@ public enum StrapKitError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The code (or this side's reason) and the message, for logs.
     public var description: String {
         switch self {
         case .badRequest(let m), .unknownOp(let m), .notAuthorized(let m), .notFound(let m), .noData(let m),

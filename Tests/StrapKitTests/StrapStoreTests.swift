@@ -65,6 +65,25 @@ import Testing
         #expect(store.outstandingRequests == 0)
     }
 
+    @Test func aCancelledCallStopsWaitingAndItsReplyIsDropped() async throws {
+        let h = try DaemonHarness()
+        defer { h.close() }
+        try h.advance(to: 30)
+        let store = StrapStore(socket: h.socketPath)
+        defer { store.close() }
+        _ = try await store.request("status")
+        // Queries that scan the store, cancelled as soon as they are sent: each either had its
+        // answer already or stops waiting with CancellationError; none is left behind.
+        let tasks = (0..<20).map { _ in Task { try await AnchoredQuery(limit: 100_000).result(for: store) } }
+        for task in tasks { task.cancel() }
+        for task in tasks {
+            do { _ = try await task.value } catch { #expect(error is CancellationError) }
+        }
+        #expect(await eventually { store.outstandingRequests == 0 })
+        // The connection still answers, each caller its own.
+        #expect(try await SampleQuery(limit: 3).result(for: store).count == 3)
+    }
+
     @Test func noDaemonIsCannotConnect() async throws {
         let store = StrapStore(socket: "/tmp/strapkit-no-such-dir/strapd.sock")
         await #expect(throws: StrapKitError.cannotConnect(path: "/tmp/strapkit-no-such-dir/strapd.sock",
