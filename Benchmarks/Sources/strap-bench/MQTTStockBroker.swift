@@ -88,8 +88,8 @@ enum MQTTStockBroker {
         // strapd over the same store with no sensors and the broker back.
         broker.kill()
         usleep(quick ? 10_000_000 : 60_000_000)
+        // Its notify listener closes with the function's defer (closing it twice would wait forever).
         DaemonFootprint.terminate(daemon)
-        notify.close()
         let notify2 = try NotifyListener(path: run + "/notify-stock2.sock")
         let log2 = run + "/stock2.log"
         let drainer = try DaemonFootprint.spawn(strapd, ["--replay", MQTTBench.emptyCapture(run), "--state-dir", state, "--socket", socket] + mqtt,
