@@ -1,9 +1,6 @@
 // strap-bench: `strap-bench [--quick] [--out FILE] SECTION...|all` (docs/product.md §8).
 import Foundation
 
-// Line by line even into a file or pipe: a long run's progress is visible as it goes.
-setvbuf(stdout, nil, _IOLBF, 0)
-
 let sections: [any BenchSection.Type] = [
     // one line per section; keep this list sorted by name
     ClientBench.self,
