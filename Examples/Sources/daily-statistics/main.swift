@@ -16,22 +16,26 @@ let day: Int64 = 86_400_000
 let now = Date().millis
 let today = now - now % day
 
-func show(_ s: Statistics) -> String {
-    "interval \(clock(s.start))-\(clock(s.end)) count \(s.count) average \(one(s.average)) min \(one(s.minimum)) max \(one(s.maximum)) bpm"
+func values(_ s: Statistics) -> String {
+    "count \(s.count) average \(one(s.average)) min \(one(s.minimum)) max \(one(s.maximum)) bpm"
 }
+
+func show(_ s: Statistics) -> String { "interval \(clock(s.start))-\(clock(s.end)) " + values(s) }
 
 do {
     let daily = StatisticsCollectionQuery(type: .heartRate, options: options_, start: Date(millis: today - 6 * day),
                                           end: Date(millis: today + day), interval: StatisticsInterval(.days), timeZone: "UTC")
     let week = try await daily.result(for: store)
-    print("daily heart rate, last 7 days (UTC): \(week.statistics.count) intervals with samples")
-    for s in week.statistics { print("day \(s.start / day - today / day): " + show(s)) }
+    print("daily heart rate, last 7 days (UTC): \(week.statistics.count) intervals")
+    for s in week.statistics { print("day \(s.start / day - today / day): " + values(s)) }
 
     let hourly = StatisticsCollectionQuery(type: .heartRate, options: options_, start: Date(millis: today),
                                            end: Date(millis: today + day), interval: StatisticsInterval(.hours), timeZone: "UTC")
     let collection = try await hourly.result(for: store)
-    print("hourly heart rate, today (UTC): \(collection.statistics.count) intervals with samples")
-    for s in collection.statistics { print(show(s)) }
+    // strapd answers every interval of the range; an empty hour has count 0 and no values.
+    let filled = collection.statistics.filter { $0.count > 0 }
+    print("hourly heart rate, today (UTC): \(collection.statistics.count) intervals, \(filled.count) with samples")
+    for s in filled { print(show(s)) }
 
     print("following the hourly collection for \(updates) updates")
     try await withDeadline(30, "\(updates) live updates") {

@@ -52,7 +52,8 @@ func runPrimary() async throws {
     try await pause(0.2)   // lets the state log print the last change
     stateLog.cancel()
     print("saved workout \(workout.uuid): \(workout.activityType), \(workout.laps.count) laps, \(workout.events.count) events, \(Double(workout.end - workout.start) / 1000) s")
-    for key in workout.summary.keys.sorted() { print("  \(key) \(one(workout.summary[key]))") }
+    let shown = ["elapsedTime", "heartRateAverage", "heartRateMaximum", "distance", "activeEnergy"]
+    print("  " + shown.compactMap { key in workout.summary[key].map { "\(key) \(one($0))" } }.joined(separator: ", "))
 }
 
 func runMirror() async throws {
