@@ -26,6 +26,11 @@ scripts/python-client.sh 2>&1 | tee "$log"
 read -r py_passed py_failed < <(grep -oE '^python-client: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
 py_line=$(grep -E '^pytest: ' "$log" | tail -1)
 
+# The seed's HealthKit patterns as programs on StrapKit (Examples/), each checked by its output.
+scripts/examples.sh 2>&1 | tee "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+read -r ex_passed ex_failed < <(grep -oE '^examples: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
+
 # AddressSanitizer over the whole suite (the store's crash-test child included), in its own
 # scratch path. A program that defines its own malloc (as the benchmark's allocation
 # counter does) aborts under ASan at start: this keeps such a hook out of what ships.
@@ -73,6 +78,6 @@ if [ -n "$asan_failures" ]; then
   printf '%s\n' "$asan_failures"
 fi
 echo "${py_line:-pytest: the Python client did not run}"
-echo "swift tests: $tests run, $issues issues; python client: ${py_passed:-0} passed, ${py_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
-echo "ci: $(( tests - (issues > 0 ? 1 : 0) + ${py_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + ${py_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
+echo "swift tests: $tests run, $issues issues; python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
+echo "ci: $(( tests - (issues > 0 ? 1 : 0) + ${py_passed:-0} + ${ex_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + ${py_failed:-1} + ${ex_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
 exit $failed
