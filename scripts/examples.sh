@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The seed's HealthKit patterns as programs on StrapKit (Examples/, docs/client.md *Examples*),
 # each run against the debug `strapd --simulate` and checked by what it prints:
-#   heart-rate-tracker  two runs across a daemon restart: the second resumes from the first's
-#                       saved anchor, and no sample is printed twice
+#   heart-rate-tracker  two runs, strapd restarted under the second: it resumes from the first's
+#                       saved anchor, goes on across the restart, and prints no sample twice
 #   workout-manager     a cycling session with live statistics, lap, pause, resume, end; a second
 #                       process mirrors it and sends a message the primary prints
 #   daily-statistics    daily and hourly collections, then live updates
@@ -50,16 +50,23 @@ report() {   # NAME OK(0|1) OUTPUT-FILES...
 }
 start_daemon || { echo "examples: 0 passed, 4 failed (strapd did not start)"; exit 1; }
 
-# heart-rate-tracker: run, restart strapd on the same state, run again from the saved anchor.
+# heart-rate-tracker: a run; then a second from its saved anchor, with strapd restarted (same
+# state) under it once it has printed two samples: StrapKit reconnects and the follow goes on.
 t1=$work/tracker-1.txt t2=$work/tracker-2.txt ok=0
 if timeout 30 "$bin/heart-rate-tracker" --anchor-file "$work/hr.anchor" --count 5 >"$t1" 2>&1; then
+  timeout 40 "$bin/heart-rate-tracker" --anchor-file "$work/hr.anchor" --count 6 >"$t2" 2>&1 &
+  tracker=$!
+  for _ in $(seq 200); do [ "$(grep -c '^heart rate' "$t2")" -ge 2 ] && break; kill -0 "$tracker" 2>/dev/null || break; sleep 0.1; done
+  before=$(grep -c '^heart rate' "$t2")
   stop_daemon; start_daemon
-  if timeout 30 "$bin/heart-rate-tracker" --anchor-file "$work/hr.anchor" --count 3 >"$t2" 2>&1; then
+  if wait "$tracker"; then
     saved=$(grep -oE '^saved anchor [0-9]+' "$t1" | grep -oE '[0-9]+$')
-    first2=$(grep -m1 '^heart rate' "$t2" | grep -oE 'anchor [0-9]+' | grep -oE '[0-9]+')
+    anchors2=$(grep '^heart rate' "$t2" | grep -oE 'anchor [0-9]+' | grep -oE '[0-9]+')
+    first2=$(head -1 <<<"$anchors2")
     dups=$(cat "$t1" "$t2" | grep -oE 'uuid [0-9A-Fa-f-]+' | sort | uniq -d | wc -l)
-    grep -q '^heart rate' "$t1" && [ -n "$saved" ] && [ -n "$first2" ] \
-      && grep -q "^resuming from saved anchor $saved\$" "$t2" && [ "$first2" -gt "$saved" ] && [ "$dups" -eq 0 ] && ok=1
+    grep -q '^heart rate' "$t1" && [ -n "$saved" ] && [ -n "$first2" ] && [ "$before" -ge 2 ] \
+      && grep -q "^resuming from saved anchor $saved\$" "$t2" && [ "$first2" -gt "$saved" ] && [ "$dups" -eq 0 ] \
+      && grep -q '^reconnected' "$t2" && [ "$(grep -c '^heart rate' "$t2")" -ge 6 ] && [ "$anchors2" = "$(sort -n -u <<<"$anchors2")" ] && ok=1
   fi
 fi
 report heart-rate-tracker $ok "$t1" "$t2"

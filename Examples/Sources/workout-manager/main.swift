@@ -23,15 +23,17 @@ func pause(_ seconds: Double) async throws { try await Task.sleep(nanoseconds: U
 
 func runPrimary() async throws {
     let session = WorkoutSession(store: store, configuration: WorkoutConfiguration(activityType: .cycling, locationType: .indoor))
-    try await session.start()
-    guard let id = session.id else { fail("workout-manager: started without a session id") }
-    print("session \(id) started: cycling, indoor")
-    // Feeds open before the next command, so none of its changes is missed.
+    // Prepared first (HealthKit's prepare(), strapd creates the session), so the feeds are open
+    // before start: no state change or message is missed.
+    try await session.prepare()
+    guard let id = session.id else { fail("workout-manager: prepared without a session id") }
     let states = try await session.states()
     let messages = try await session.messages()
     let stateLog = Task {
         for try await change in states { print("state \(change.from.rawValue) -> \(change.to.rawValue)") }
     }
+    try await session.start()
+    print("session \(id) started: cycling, indoor")
     let firstMessage = Task { () -> WorkoutSession.Message? in
         for try await message in messages { return message }
         return nil
@@ -71,7 +73,7 @@ func runMirror() async throws {
     for id in candidates {
         let mirror = WorkoutSession(mirroring: id, store: store)
         let state = try await mirror.state()
-        guard [.running, .paused, .prepared].contains(state) else { continue }
+        guard [.running, .paused].contains(state) else { continue }
         print("mirroring session \(id), \(state.rawValue), elapsed \(one(try await mirror.builder.elapsedTime())) s")
         print(try await heartRate(mirror.builder))
         try await mirror.send(.object(["text": .string("hello from the mirror"), "pid": .int(Int64(ProcessInfo.processInfo.processIdentifier))]))
