@@ -42,9 +42,10 @@ do {
         var seen = 0
         for try await live in hourly.results(for: store) {
             // The first element is the collection as it stands; each later one follows a change.
-            let current = live.statistics(for: Date())
+            // The latest hour with samples (the current one, unless it has none yet).
+            let latest = live.statistics.last { $0.count > 0 }
             print(seen == 0 ? "initial: " : "update \(seen): ", terminator: "")
-            print(current.map(show) ?? "no samples in this hour yet")
+            print(latest.map(show) ?? "no samples today yet")
             if seen == updates { break }
             seen += 1
         }
