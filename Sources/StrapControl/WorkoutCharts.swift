@@ -102,8 +102,8 @@ enum WorkoutCharts {
     /// `samples.query` at a time (a long reply is cut at 2 MiB). When a chart point covers a
     /// minute or more, a `statistics.collection` of averages per such interval instead: the
     /// chart shows no more than that, and a 24-hour workout is then ~150 numbers, not 86,400
-    /// samples. Heart rates of 0 (no reading) are left out either way, and sent without skin
-    /// contact in the samples (the per-minute averages cannot tell those apart).
+    /// samples. Either way only readings count (`{"reading": true}`: not 0, not sent without
+    /// skin contact), as in the workout's summary.
     static func fetch(_ span: HeartRateSpan, bins: Int, pageSize: Int = defaultPageSize,
                       _ ctx: CommandContext) throws -> [(Int64, Double)] {
         guard let base = span.predicate else { return [] }
@@ -115,7 +115,7 @@ enum WorkoutCharts {
                 "type": .string("heartRate"), "options": .array([.string("average")]),
                 "interval": .object(["minutes": .int(minutes)]), "timeZone": .string("UTC"),
                 "from": .string(time(span.start)), "to": .string(time(span.end)), "anchorDate": .string(time(span.start)),
-                "predicate": .object(["and": .array([base, counted])]),
+                "predicate": .object(["and": .array([base, counted, .object(["reading": .bool(true)])])]),
             ], echo: false)
             return r.objects("statistics").compactMap { s -> (Int64, Double)? in
                 guard (s.int("count") ?? 0) > 0, let average = s.number("average"),

@@ -26,6 +26,11 @@ public indirect enum SamplePredicate: Sendable, Hashable {
     /// Resolved form of `.workout`, produced by the store.
     case workoutSpan(from: Millis, to: Millis, deviceIDs: Set<String>)
     case value(min: Double?, max: Double?)
+    /// Readings only: a heart rate passes when it is one (`Sample.isHeartRateReading`: not 0,
+    /// not `quality=noReading`, not sent without skin contact), as every workout figure counts
+    /// it; samples of other types always pass. Lets a statistics collection (a long workout's
+    /// chart) average what the summary averages.
+    case reading
     case and([SamplePredicate])
     case or([SamplePredicate])
     case not(SamplePredicate)
@@ -64,6 +69,7 @@ public indirect enum SamplePredicate: Sendable, Hashable {
             if let lo, s.value < lo { return false }
             if let hi, s.value > hi { return false }
             return true
+        case .reading: return s.type != .heartRate || s.isHeartRateReading
         case .and(let ps): return ps.allSatisfy { $0.matches(s) }
         case .or(let ps): return ps.contains { $0.matches(s) }
         case .not(let p): return !p.matches(s)

@@ -4,9 +4,9 @@ import StrapWire
 /// JSON shape of predicates for the socket protocol, e.g.
 /// `{"and": [{"time": {"from": "...", "to": "...", "strictStartDate": true}},
 ///           {"types": ["heartRate"]}, {"device": {"name": "H10"}}, {"value": {"min": 100}},
-///           {"not": {"workout": "UUID"}}]}`.
+///           {"reading": true}, {"not": {"workout": "UUID"}}]}`.
 extension SamplePredicate: Codable {
-    enum Key: String, CodingKey { case all, time, types, device, workout, value, and, or, not }
+    enum Key: String, CodingKey { case all, time, types, device, workout, value, reading, and, or, not }
     enum TimeKey: String, CodingKey { case from, to, strictStartDate, strictEndDate }
     enum ValueKey: String, CodingKey { case min, max }
 
@@ -48,6 +48,11 @@ extension SamplePredicate: Codable {
             let v = try c.nestedContainer(keyedBy: ValueKey.self, forKey: .value)
             self = .value(min: try v.decodeIfPresent(Double.self, forKey: .min),
                           max: try v.decodeIfPresent(Double.self, forKey: .max))
+        case .reading:
+            guard try c.decode(Bool.self, forKey: .reading) else {
+                throw DecodingError.dataCorruptedError(forKey: .reading, in: c, debugDescription: "reading takes true (use not for the opposite)")
+            }
+            self = .reading
         case .and: self = .and(try c.decode([SamplePredicate].self, forKey: .and))
         case .or: self = .or(try c.decode([SamplePredicate].self, forKey: .or))
         case .not: self = .not(try c.decode(SamplePredicate.self, forKey: .not))
@@ -74,6 +79,7 @@ extension SamplePredicate: Codable {
             var v = c.nestedContainer(keyedBy: ValueKey.self, forKey: .value)
             try v.encodeIfPresent(lo, forKey: .min)
             try v.encodeIfPresent(hi, forKey: .max)
+        case .reading: try c.encode(true, forKey: .reading)
         case .and(let ps): try c.encode(ps, forKey: .and)
         case .or(let ps): try c.encode(ps, forKey: .or)
         case .not(let p): try c.encode(p, forKey: .not)

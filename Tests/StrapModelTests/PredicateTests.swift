@@ -34,6 +34,21 @@ import StrapModel
         #expect(SamplePredicate.and([.time(from: 10, to: 50, options: []), .time(from: 20, to: 90, options: [])]).timeBounds == (20, 50))
     }
 
+    /// `{"reading": true}`: the heart rates every workout figure counts (not 0, not noReading,
+    /// not without skin contact); other types pass.
+    @Test func readingsOnly() throws {
+        var offChest = s(0, 0, 88)
+        offChest.metadata = ["contact": "notDetected"]
+        #expect(SamplePredicate.reading.matches(s(0, 0, 120)))
+        #expect(!SamplePredicate.reading.matches(offChest))
+        #expect(!SamplePredicate.reading.matches(s(0, 0, 0)))
+        #expect(SamplePredicate.reading.matches(s(0, 0, 0, type: .cyclingCadence)))
+        let data = try JSONEncoder().encode(SamplePredicate.and([.reading, .types([.heartRate])]))
+        #expect(String(decoding: data, as: UTF8.self).contains(#"{"reading":true}"#))
+        #expect(try JSONDecoder().decode(SamplePredicate.self, from: data) == .and([.reading, .types([.heartRate])]))
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(SamplePredicate.self, from: Data(#"{"reading":false}"#.utf8)) }
+    }
+
     @Test func predicateJSONRoundTrip() throws {
         let p = SamplePredicate.and([.time(from: 1_767_225_600_000, to: 1_767_225_660_500, options: .strictStartDate),
                                      .types([.heartRate, .cyclingSpeed]), .device(.name, "H10"),

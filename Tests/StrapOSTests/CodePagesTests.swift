@@ -46,14 +46,23 @@ import Testing
     }
 
     @Test func codePagesAreUnmappedAndComeBackWhenUsed() throws {
-        guard let before = Self.residentCodeKB() else { Issue.record("no smaps"); return }
-        #expect(before > 0)
-        let covered = try CodePages.release()
-        // The segment holds at least what this test run has mapped of it.
-        #expect(covered >= before * 1024)
-        guard let after = Self.residentCodeKB() else { Issue.record("no smaps"); return }
+        // The other suites of this process run at the same time and fault their code back in
+        // between the release and the measurement (a CI run once saw 548 kB before and after):
+        // a few tries, and one of them must show the drop.
+        var seen: [(Int, Int)] = []
+        for _ in 0..<10 {
+            guard let before = Self.residentCodeKB() else { Issue.record("no smaps"); return }
+            #expect(before > 0)
+            let covered = try CodePages.release()
+            // The segment holds at least what this test run has mapped of it.
+            #expect(covered >= before * 1024)
+            guard let after = Self.residentCodeKB() else { Issue.record("no smaps"); return }
+            seen.append((before, after))
+            if after < before { break }
+            usleep(50_000)
+        }
         // Only what ran since (this test, other tests' threads) is mapped again.
-        #expect(after < before, "resident code: \(before) kB before, \(after) kB after")
+        #expect(seen.contains { $0.1 < $0.0 }, "resident code (kB before, after) in each try: \(seen)")
         // And the program still runs its code: pages come back from the file unchanged.
         #expect(Self.residentCodeKB() != nil)
     }

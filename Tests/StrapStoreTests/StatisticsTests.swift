@@ -170,6 +170,25 @@ import StrapModel
         #expect(one.minimum == 60 && one.mostRecent == Double(60 + 119 % 120) && one.count == 120)
     }
 
+    /// `.reading`: a collection averages only what a workout's summary counts; a heart rate sent
+    /// without skin contact (a strap off the chest) is left out, the others are all there.
+    @Test func aCollectionOfReadingsLeavesOutHeartRatesWithoutContact() throws {
+        let dir = TempDir("stats")
+        let store = try Store.open(config(dir))
+        var samples = Fixtures.heartRate(count: 60, start: Fixtures.t0)
+        for i in stride(from: 0, to: 60, by: 3) { samples[i].metadata = ["contact": "notDetected"] }
+        try store.append(samples)
+        func collect(_ p: SamplePredicate) throws -> [Statistics] {
+            try store.statisticsCollection(type: .heartRate, predicate: p, options: [.average], anchorDate: Fixtures.t0,
+                                           interval: StatisticsInterval(.hours), from: Fixtures.t0, to: Fixtures.t0 + 3_600_000,
+                                           timeZone: TimeZone(identifier: "UTC")!)
+        }
+        let all = try collect(.all), readings = try collect(.reading)
+        let kept = samples.filter(\.isHeartRateReading)
+        #expect(all[0].count == 60 && readings[0].count == kept.count && kept.count == 40)
+        #expect(abs((readings[0].average ?? 0) - kept.map(\.value).reduce(0, +) / Double(kept.count)) < 1e-9)
+    }
+
     @Test func invalidOptions() throws {
         let dir = TempDir("stats")
         let store = try Store.open(config(dir))
