@@ -100,7 +100,8 @@ let package = Package(
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout),
-        .target(name: "StrapControl", dependencies: ["StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
+        // strapctl's commands; it talks to strapd through StrapKit, the one client library.
+        .target(name: "StrapControl", dependencies: ["StrapKit", "StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"], linkerSettings: namedTimeZones),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
         // The client library (docs/client.md): only the pure layers and the OS edge, so an
@@ -110,6 +111,9 @@ let package = Package(
         // Tests: one target per module, fixtures under Tests/Fixtures. The mock BlueZ test
         // bed is a plain target so both the BlueZ and the daemon tests can use it.
         .target(name: "MockBlueZSupport", dependencies: ["StrapBlueZ", "StrapDBus"], path: "Tests/MockBlueZSupport"),
+        // A raw, byte-level driver of the socket protocol for the daemon's conformance tests
+        // (garbage, oversized lines, half-closed sockets): what no client library offers.
+        .target(name: "ProtocolDriver", dependencies: ["StrapOS", "StrapWire", "CShims"], path: "Tests/ProtocolDriver"),
         .testTarget(name: "StrapOSTests", dependencies: ["StrapOS"]),
         .testTarget(name: "StrapGATTTests", dependencies: ["StrapGATT"]),
         .testTarget(name: "StrapWireTests", dependencies: ["StrapWire"]),
@@ -126,7 +130,7 @@ let package = Package(
         .testTarget(name: "StrapBluetoothTests", dependencies: ["StrapBluetooth", "StrapIngest", "StrapSystem", "MockBlueZSupport"]),
         .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapExport",
                                                              "StrapModel", "StrapSimulator", "StrapGATT", "StrapSystem", "StrapWire",
-                                                             "StrapControl", "StrapDBus", "MockBlueZSupport", "ThirdPartyReaders"]),
+                                                             "StrapControl", "StrapDBus", "MockBlueZSupport", "ThirdPartyReaders", "ProtocolDriver"]),
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
         .testTarget(name: "StrapKitTests", dependencies: ["StrapKit", "StrapDaemon", "StrapStore", "StrapModel", "StrapWire",
                                                      "StrapIngest", "StrapSimulator", "StrapSystem"]),

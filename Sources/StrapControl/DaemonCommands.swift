@@ -90,7 +90,7 @@ enum DaemonCommands {
         let timeout = try a.number("timeout") ?? 10
         let until = try a.value("until").map(scanTarget)
         let client = try ctx.connect(timeout: timeout + 30)
-        let reply = try client.call(["id": .int(1), "op": .string("devices.scan"), "timeout": .double(timeout)])
+        let reply = try client.openStream(["id": .int(1), "op": .string("devices.scan"), "timeout": .double(timeout)])
         let r = try CommandContext.result(of: reply)
         if ctx.json { ctx.sink.print(JSONWriter.string(.object(reply))) } else { ctx.sink.print(scanningLine(r, asked: timeout, until: until)) }
         var seen = false
@@ -106,7 +106,7 @@ enum DaemonCommands {
                 }
                 if let until, !seen, data.string("address")?.uppercased() == until {
                     seen = true
-                    try client.send(["id": .int(1), "op": .string("cancel")])
+                    client.cancelStream()
                 }
             case "shutdown":
                 throw ClientError.shuttingDown

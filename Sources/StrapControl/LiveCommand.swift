@@ -13,7 +13,7 @@ enum LiveCommand {
         let devices = a.all("device")
         if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }
         let client = try ctx.connect(timeout: nil)
-        _ = try CommandContext.result(of: try client.call(request))
+        _ = try CommandContext.result(of: try client.openStream(request))
         let redrawing = ctx.sink.isTerminal && !ctx.json
         // Reads wait for poll; the timeout only bounds the wait for the rest of a partial line.
         client.setTimeout(redrawing ? 0.25 : 1)
@@ -32,7 +32,7 @@ enum LiveCommand {
             let waiting = client.hasBufferedLine || watch?.hasBufferedLine == true
             // Wakes at least every quarter second on a terminal (a throttled frame is drawn)
             // and every second piped (the workout list is checked again).
-            let ready = waiting ? [] : DaemonClient.readable([client.descriptor] + (watch?.descriptors ?? []),
+            let ready = waiting ? [] : DaemonConnection.readable([client.descriptor] + (watch?.descriptors ?? []),
                                                               milliseconds: redrawing ? 250 : 1000)
             if let watch {
                 for (session, kind, data) in watch.read(ready) { lines.append(view.applyWorkout(session, kind, data)) }

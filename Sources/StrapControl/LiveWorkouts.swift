@@ -14,7 +14,7 @@ final class LiveWorkoutWatch {
     private let ctx: CommandContext
     /// `live --device`: only sessions on these devices (upper case); empty: every session.
     private let devices: Set<String>
-    private var followers: [String: DaemonClient] = [:]
+    private var followers: [String: DaemonConnection] = [:]
     private var lastCheck = -Double.infinity
     /// Set when the daemon cannot list workouts (none configured, no grant): live goes on without.
     private var disabled = false
@@ -45,7 +45,7 @@ final class LiveWorkoutWatch {
             guard devices.isEmpty || used.contains(where: devices.contains) else { continue }
             do {
                 let client = try ctx.connect(timeout: 1)
-                let reply = try client.call(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
+                let reply = try client.openStream(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
                 started.append(try CommandContext.result(of: reply))
                 followers[id] = client
             } catch {

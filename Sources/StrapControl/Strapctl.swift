@@ -42,7 +42,7 @@ public enum Strapctl {
     public static func run(_ arguments: [String], environment: [String: String], sink: OutputSink,
                            interrupts: Interrupts = .none) -> Int32 {
         var args = arguments
-        var socket = environment["STRAPD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonClient.defaultSocket
+        var socket = environment["STRAPD_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonConnection.defaultSocket
         var json = false
         // Global options may come before or after the command.
         var i = 0
@@ -129,8 +129,8 @@ struct CommandContext {
     /// STRAPD_SOCKET, COLUMNS and the locale variables (`Terminal.environmentNames`).
     var environment: [String: String] = [:]
 
-    func connect(timeout: Double? = 30) throws(ClientError) -> DaemonClient {
-        try DaemonClient(path: socket, timeout: timeout)
+    func connect(timeout: Double? = 30) throws(ClientError) -> DaemonConnection {
+        try DaemonConnection(path: socket, timeout: timeout)
     }
 
     /// One request, one reply: the `result` object, or the daemon's error thrown.
@@ -151,7 +151,7 @@ struct CommandContext {
         let client = try connect(timeout: every)
         var request: JSONObject = ["id": .int(1), "op": .string(op)]
         for (k, v) in params.entries { request[k] = v }
-        try client.send(request)
+        client.send(request)
         var waited = 0.0
         while true {
             do {

@@ -33,13 +33,13 @@ enum WorkoutExport {
         defer { file?.discard() }
 
         let client = try ctx.connect(timeout: nil)
-        try client.send(["id": .int(1), "op": .string("workout.export"), "workout": .string(id), "format": .string(format)])
+        client.startStream(["id": .int(1), "op": .string("workout.export"), "workout": .string(id), "format": .string(format)])
         client.setTimeout(1)   // only bounds the rest of a partial line: strapd writes whole lines
         var assembler: ExportAssembler?
         var progress: ProgressBar?
         while true {
             if !client.hasBufferedLine {
-                let ready = DaemonClient.readable([client.descriptor] + (interrupt.map { [$0] } ?? []), milliseconds: -1)
+                let ready = DaemonConnection.readable([client.descriptor] + (interrupt.map { [$0] } ?? []), milliseconds: -1)
                 if let interrupt, ready.contains(interrupt) {
                     file?.discard()
                     if progress != nil { ctx.sink.writeError(ProgressBar.clear) }
@@ -123,8 +123,8 @@ enum WorkoutExport {
 
     /// Ends the stream: strapd answers `cancelled` and produces no further chunk. The wait for
     /// that answer is short; the process ends anyway.
-    static func cancel(_ client: DaemonClient) {
-        guard (try? client.send(["id": .int(1), "op": .string("cancel")])) != nil else { return }
+    static func cancel(_ client: DaemonConnection) {
+        client.cancelStream()
         client.setTimeout(2)
         while let m = try? client.readMessage() {
             if m["id"] == .int(1), m.string("event") == "cancelled" || m.string("event") == "error" || m.string("event") == "finished" { return }

@@ -9,7 +9,7 @@ enum WorkoutFollow {
         let a = try Arguments(args, options: [], flags: [])
         let id = try WorkoutCommands.session(a.optionalPositional(), ctx)
         let client = try ctx.connect(timeout: nil)
-        let reply = try client.call(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
+        let reply = try client.openStream(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
         let result = try CommandContext.result(of: reply)
         let interrupt = ctx.interrupts.arm()
         let redrawing = ctx.sink.isTerminal && !ctx.json
@@ -27,11 +27,11 @@ enum WorkoutFollow {
         var cancelled = false
         while true {
             if !client.hasBufferedLine {
-                let ready = DaemonClient.readable([client.descriptor] + (interrupt.map { [$0] } ?? []), milliseconds: -1)
+                let ready = DaemonConnection.readable([client.descriptor] + (interrupt.map { [$0] } ?? []), milliseconds: -1)
                 if let interrupt, ready.contains(interrupt), !cancelled {
                     // Stop following: the daemon answers `cancelled` and drops the follower.
                     cancelled = true
-                    try client.send(["id": .int(1), "op": .string("cancel")])
+                    client.cancelStream()
                 }
                 guard ready.contains(client.descriptor) else { continue }
             }

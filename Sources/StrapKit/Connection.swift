@@ -57,8 +57,12 @@ final class Connection: Sendable {
         if result != 0 {
             let error = Errno.current
             Glibc.close(raw)
-            throw .cannotConnect(path: path, reason: error == .noSuchFile || error == .connectionRefused
-                                 ? "strapd is not running (\(error.text))" : error.description)
+            let reason = switch error {
+            case .noSuchFile, .connectionRefused, .notDirectory: "strapd is not running (\(error.text))"
+            case .permissionDenied, .notPermitted: "permission denied (\(error.text))"
+            default: error.description
+            }
+            throw .cannotConnect(path: path, reason: reason)
         }
         let connection = Connection(path: path, fd: FileDescriptor(rawValue: raw))
         guard DetachedThread.spawn(name: "strapkit-read", { connection.readLoop(onClose: onClose) }) else {
@@ -135,11 +139,12 @@ final class Connection: Sendable {
     }
 
     /// Ends a stream on the daemon's side; its entry stays until the `cancelled` event (or the
-    /// stream's own end), so the daemon's last words are still read and dropped.
-    func cancelStream(_ id: Int64) {
+    /// stream's own end), so the daemon's last words are still read and dropped — or, with
+    /// `keepEvents`, still delivered, ending with the `cancelled` event.
+    func cancelStream(_ id: Int64, keepEvents: Bool = false) {
         let send = state.withLock { s -> Bool in
             guard s.failure == nil, s.entries[id] != nil else { return false }
-            s.entries[id]!.events = nil
+            if !keepEvents { s.entries[id]!.events = nil }
             return true
         }
         if send { try? write(Self.line(id: id, op: "cancel", params: [:])) }

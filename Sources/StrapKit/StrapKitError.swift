@@ -78,6 +78,18 @@ public enum StrapKitError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Whether the connect failed because no daemon listens at the path (no socket, nobody
+    /// accepting): a tool tells that apart from a refused permission.
+    public var isDaemonNotRunning: Bool {
+        if case .cannotConnect(_, let reason) = self { reason.hasPrefix("strapd is not running") } else { false }
+    }
+
+    /// Whether the connect was refused for want of permission on the socket (strapd's socket is
+    /// 0660, group strapd).
+    public var isPermissionDenied: Bool {
+        if case .cannotConnect(_, let reason) = self { reason.hasPrefix("permission denied") } else { false }
+    }
+
     /// The code (or this side's reason) and the message, for logs.
     public var description: String {
         switch self {

@@ -71,6 +71,14 @@ public final class StrapStore: Sendable {
         eventSink.finish()
     }
 
+    /// Connects now, if no connection is open: a unix `connect` answers at once, so this blocks
+    /// no longer than that. A command-line tool calls it first to report a missing daemon or a
+    /// refused permission (``StrapKitError/isDaemonNotRunning``, ``StrapKitError/isPermissionDenied``)
+    /// before it does anything else; other programs need not, the first call connects.
+    public func connect() throws(StrapKitError) {
+        try link.connectIfNeeded()
+    }
+
     /// Requests and streams still waiting for the daemon on the current connection.
     public var outstandingRequests: Int { link.current?.outstanding ?? 0 }
 
@@ -97,6 +105,22 @@ public final class StrapStore: Sendable {
     func requestBytes(_ op: String, _ params: JSONObject) async throws -> Body {
         let connection = try await link.connection()
         return try await connection.call(id: nextID.add(1, ordering: .relaxed).oldValue, op: op, params: params, raw: true)
+    }
+
+    /// Opens a stream of the protocol and returns its first reply's `result` and its events as
+    /// the daemon sent them: the escape hatch beside ``request(_:_:)`` for a stream this library
+    /// has no type for (`devices.scan`, `live.subscribe`, `workout.export`, …). The sequence ends
+    /// after the stream's `finished` or `cancelled` event; an `error` event throws its
+    /// ``StrapKitError``, a `shutdown` ``StrapKitError/shuttingDown``. Ending the iteration early
+    /// cancels the stream; ``RawEventStream/cancel()`` cancels it and still delivers what the
+    /// daemon sends up to its `cancelled` event.
+    public func rawStream(_ op: String, _ params: JSONObject = [:]) async throws -> (result: JSONObject, events: RawEventStream) {
+        let connection = try await link.connection()
+        let id = nextID.add(1, ordering: .relaxed).oldValue
+        let (first, events) = try await connection.openStream(id: id, op: op, params: params)
+        return (try first.object(), RawEventStream(events: events, cancel: { [weak connection] in
+            connection?.cancelStream(id, keepEvents: true)
+        }))
     }
 
     /// Opens a stream (`samples.anchored` with `follow`, `workout.live`, `live.subscribe`, …):
@@ -184,6 +208,21 @@ final class Link: Sendable {
         }
         defer { reconnecting.withLock { if $0 == task { $0 = nil } } }
         return try await task.value
+    }
+
+    /// The synchronous first connect behind ``StrapStore/connect()``.
+    func connectIfNeeded() throws(StrapKitError) {
+        let (open, failure) = state.withLock { s -> (Bool, StrapKitError?) in
+            if s.closed { return (false, .closed) }
+            if let c = s.connection {
+                if c.isOpen { return (true, nil) }
+                if policy == .never { return (false, s.lost ?? c.failure) }
+            }
+            if let lost = s.lost { return (false, lost) }
+            return (false, nil)
+        }
+        if let failure { throw failure }
+        if !open { _ = try connectNow() }
     }
 
     private func connectNow() throws(StrapKitError) -> Connection {

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import MockBlueZSupport
@@ -70,8 +71,8 @@ final class BlueZDaemonHarness: @unchecked Sendable {
         try start()
     }
 
-    func client(timeout: Double = 40) throws -> DaemonClient {
-        try DaemonClient(path: socketPath, timeout: timeout)
+    func client(timeout: Double = 40) throws -> RawProtocolDriver {
+        try RawProtocolDriver(path: socketPath, timeout: timeout)
     }
 
     func strapctl(_ args: String...) -> CommandOutput {

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import Testing
@@ -52,7 +53,7 @@ final class DaemonProcess {
         }
     }
 
-    func client() throws -> DaemonClient { try DaemonClient(path: socket, timeout: 20) }
+    func client() throws -> RawProtocolDriver { try RawProtocolDriver(path: socket, timeout: 20) }
 
     /// SIGSTOP (true) or SIGCONT (false): the process held, not ended.
     func hold(_ held: Bool) {
@@ -96,7 +97,7 @@ func runToExit(_ executable: String, _ arguments: [String], environment: [String
 }
 
 /// Reads `samples.anchored` pages from `anchor` until the page is empty; returns (uuid, anchor) pairs and the next anchor.
-func readAnchored(_ client: DaemonClient, from anchor: Int64, limit: Int = 500) throws -> (items: [(String, Int64)], anchor: Int64) {
+func readAnchored(_ client: RawProtocolDriver, from anchor: Int64, limit: Int = 500) throws -> (items: [(String, Int64)], anchor: Int64) {
     var items: [(String, Int64)] = []
     var a = anchor
     var id: Int64 = 100

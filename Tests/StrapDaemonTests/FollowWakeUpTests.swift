@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import Testing
@@ -25,7 +26,7 @@ import StrapWire
         }
         #expect(engine.counters.passes == 0)
 
-        var clients: [DaemonClient] = []
+        var clients: [RawProtocolDriver] = []
         for i in 0..<Self.followers {
             let c = try h.client()
             let first = try c.call(#"{"id":"f\#(i)","op":"samples.anchored","anchor":0,"follow":true}"#)
@@ -83,7 +84,7 @@ import StrapWire
         let h = try RouterHarness()
         defer { h.close() }
         let engine = h.router.follow
-        var clients: [DaemonClient] = []
+        var clients: [RawProtocolDriver] = []
         for i in 0..<Self.followers {
             let c = try h.client()
             let first = try c.call(#"{"id":"w\#(i)","op":"samples.anchored","types":["workout"],"anchor":0,"follow":true}"#)

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Dispatch
 import Foundation
 import Glibc
@@ -14,7 +15,7 @@ import Testing
 /// queue never waits on the device service (whose queue that thread may hold).
 @Suite struct LiveFanoutTests {
     /// Readable right now, without waiting.
-    static func readable(_ client: DaemonClient) -> Bool {
+    static func readable(_ client: RawProtocolDriver) -> Bool {
         var pfd = pollfd(fd: client.descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&pfd, 1, 0) == 1
     }

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import Testing
@@ -162,7 +163,7 @@ import ThirdPartyReaders
         while Date() < until {
             // A new connection takes the lowest free descriptor: often one a refused
             // connection has just given back.
-            let reply = try DaemonClient(path: daemon.socket, timeout: 15).call(#"{"id":1,"op":"status"}"#)
+            let reply = try RawProtocolDriver(path: daemon.socket, timeout: 15).call(#"{"id":1,"op":"status"}"#)
             if reply["ok"] == .bool(true) { answered += 1 }
         }
         let refusals = daemon.log.components(separatedBy: "Not authorized").count - 1

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Synchronization
 import Testing
@@ -272,7 +273,7 @@ func heartRates(_ n: Int, from start: Millis = 1_700_000_000_000) -> [Sample] {
         #expect(try c.call(#"{"id":"x","op":"live.subscribe"}"#).isOK)
         #expect(try d.call(#"{"id":1,"op":"live.subscribe","types":["heartRate"]}"#).isOK)
         try h.ingest(seconds: 20)
-        func samples(_ client: DaemonClient, id: JSONValue, count: Int) throws -> [String] {
+        func samples(_ client: RawProtocolDriver, id: JSONValue, count: Int) throws -> [String] {
             var types: [String] = []
             while types.count < count {
                 let m = try #require(try client.readMessage())

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import StrapControl
@@ -66,8 +67,8 @@ final class RouterHarness: @unchecked Sendable {
         try pipeline.storeStage.flushAndSync()
     }
 
-    func client(timeout: Double = 20) throws -> DaemonClient {
-        try DaemonClient(path: socketPath, timeout: timeout)
+    func client(timeout: Double = 20) throws -> RawProtocolDriver {
+        try RawProtocolDriver(path: socketPath, timeout: timeout)
     }
 
     func close() {
@@ -80,7 +81,7 @@ final class RouterHarness: @unchecked Sendable {
     func onServerQueue<T: Sendable>(_ body: @Sendable () -> T) -> T { server.queue.sync(execute: body) }
 }
 
-extension DaemonClient {
+extension RawProtocolDriver {
     /// `call` with the request written as a JSON string literal.
     func call(_ json: String) throws -> JSONObject {
         guard case .object(let o) = try JSONParser.parse(Array(json.utf8)) else { fatalError("not an object: \(json)") }

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import StrapControl
 import StrapModel
@@ -69,12 +70,12 @@ import Testing
         """#
 
     /// What a plain request answers now, interval start → interval object.
-    func current(_ c: DaemonClient) throws -> [String: JSONObject] {
+    func current(_ c: RawProtocolDriver) throws -> [String: JSONObject] {
         let r = try c.call(#"{"id":"now","op":"statistics.collection",\#(Self.request)}"#)
         return Dictionary(uniqueKeysWithValues: r.result.objects("statistics").map { ($0.string("start") ?? "", $0) })
     }
 
-    func update(_ c: DaemonClient) throws -> [JSONObject] {
+    func update(_ c: RawProtocolDriver) throws -> [JSONObject] {
         let (event, _) = try c.read { $0.string("id") == "f" && $0.event != nil }
         #expect(event.event == "statistics", "\(event)")
         return event.data.objects("statistics")

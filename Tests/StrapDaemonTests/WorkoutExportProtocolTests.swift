@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import StrapControl
 import StrapExport
@@ -11,7 +12,7 @@ import ThirdPartyReaders
 /// saved, streamed in chunks, reassembled and read by readers nobody here wrote.
 @Suite struct WorkoutExportProtocolTests {
     /// Runs a 60 s simulated ride with a lap at 20 s and a pause 30–40 s; returns the saved workout.
-    func savedWorkout(_ h: RouterHarness, _ clock: WorkoutProtocolTests.TestClock, _ c: DaemonClient) throws -> JSONObject {
+    func savedWorkout(_ h: RouterHarness, _ clock: WorkoutProtocolTests.TestClock, _ c: RawProtocolDriver) throws -> JSONObject {
         let feed = WorkoutProtocolTests.Feed(seconds: 70)
         let devices = h.identities.map { "\"\($0.address)\"" }.joined(separator: ",")
         let started = try c.call(#"{"id":1,"op":"workout.start","activityType":"cycling","locationType":"indoor","devices":[\#(devices)]}"#)
@@ -27,7 +28,7 @@ import ThirdPartyReaders
     }
 
     /// Reads an export stream to its end; returns the announced size and the bytes.
-    func export(_ c: DaemonClient, _ uuid: String, _ format: String) throws -> (announced: Int64?, bytes: [UInt8], chunks: Int) {
+    func export(_ c: RawProtocolDriver, _ uuid: String, _ format: String) throws -> (announced: Int64?, bytes: [UInt8], chunks: Int) {
         try c.send(#"{"id":"x","op":"workout.export","workout":"\#(uuid)","format":"\#(format)"}"#)
         var announced: Int64?
         var bytes: [UInt8] = []

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import StrapControl
 import StrapIngest
@@ -37,7 +38,7 @@ import Testing
         }
     }
 
-    func start(_ c: DaemonClient, _ devices: [String], activity: String = "cycling") throws -> String {
+    func start(_ c: RawProtocolDriver, _ devices: [String], activity: String = "cycling") throws -> String {
         let list = devices.map { "\"\($0)\"" }.joined(separator: ",")
         let r = try c.call(#"{"id":1,"op":"workout.start","activityType":"\#(activity)","devices":[\#(list)]}"#)
         #expect(r.isOK, "\(r)")
@@ -116,7 +117,7 @@ import Testing
         try feed.submit(until: 12, to: h); clock.set(seconds: 12)
         #expect(try control.call(#"{"id":5,"op":"workout.end","session":"\#(id)"}"#).isOK)
 
-        func changes(_ c: DaemonClient) throws -> (kinds: [String], all: [JSONObject]) {
+        func changes(_ c: RawProtocolDriver) throws -> (kinds: [String], all: [JSONObject]) {
             let (finished, before) = try c.read { $0.event == "finished" }
             let events = (before + [finished]).filter { $0.string("id") == "live" && $0.event != nil }
             return (events.compactMap(\.event).filter { $0 != "statistics" }, events)

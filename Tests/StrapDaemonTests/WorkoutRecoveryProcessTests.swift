@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import StrapControl
@@ -13,7 +14,7 @@ import Testing
         return (s, st)
     }
 
-    func connectedDevices(_ c: DaemonClient, atLeast n: Int) throws -> [String] {
+    func connectedDevices(_ c: RawProtocolDriver, atLeast n: Int) throws -> [String] {
         for _ in 0..<200 {
             let r = try c.call(#"{"id":1,"op":"devices.list"}"#)
             let connected = r.result.objects("devices").filter { $0["connected"] == .bool(true) }.compactMap { $0.string("address") }

@@ -1,3 +1,4 @@
+import ProtocolDriver
 import Foundation
 import Glibc
 import StrapControl
@@ -54,7 +55,7 @@ import Testing
     }
 
     /// Events of stream `id` up to and including the first that `last` accepts.
-    func events(_ c: DaemonClient, id: String, until last: (JSONObject) -> Bool) throws -> [JSONObject] {
+    func events(_ c: RawProtocolDriver, id: String, until last: (JSONObject) -> Bool) throws -> [JSONObject] {
         let (match, before) = try c.read { $0.string("id") == id && $0.event != nil && last($0) }
         return before.filter { $0.string("id") == id && $0.event != nil } + [match]
     }

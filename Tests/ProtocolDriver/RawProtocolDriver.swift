@@ -3,70 +3,43 @@ import Glibc
 import StrapOS
 import StrapWire
 
-/// strapctl's exit codes (strapctl(1)); 0, 1 and 2 keep their `decode` meanings.
-public enum ExitCode {
-    public static let success: Int32 = 0
-    /// The daemon answered with an error (or `decode` got an invalid packet).
-    public static let daemonError: Int32 = 1
-    public static let usage: Int32 = 2
-    /// No daemon to talk to: no socket, nobody listening, connection lost.
-    public static let unreachable: Int32 = 3
-    /// EACCES on the socket or a `notAuthorized` reply.
-    public static let notAuthorized: Int32 = 4
-    /// `scan --until ADDR`: the scan ended without ADDR showing up.
-    public static let notFound: Int32 = 5
-    /// The daemon answered `noData`: the value asked for was never set (an athlete without a
-    /// profile, an unset profile field).
-    public static let noData: Int32 = 6
-    /// Ctrl-C ended a command that had something to finish (`workout export`: nothing written).
-    public static let interrupted: Int32 = 130
-}
-
-/// Why talking to strapd failed, each with the message and exit code strapctl(1) documents.
-public enum ClientError: Error, Equatable, CustomStringConvertible {
+/// Why the raw driver failed.
+public enum ProtocolDriverError: Error, Equatable, CustomStringConvertible {
     /// No socket at the path, or nobody listening on it.
     case notRunning(String)
-    /// EACCES on connect: the socket is 0660, group strapd.
+    /// EACCES on connect.
     case permissionDenied(String)
     case io(String)
     /// The daemon closed the connection before answering.
     case closed
-    /// The daemon is stopping: it ended the stream with a `shutdown` event.
-    case shuttingDown
     case timedOut
     case malformed(String)
 
     public var description: String {
         switch self {
         case .notRunning(let path): "strapd is not running (no socket at \(path))"
-        case .permissionDenied(let path): "permission denied connecting to \(path) (are you in the strapd group?)"
+        case .permissionDenied(let path): "permission denied connecting to \(path)"
         case .io(let m): m
         case .closed: "strapd closed the connection"
-        case .shuttingDown: "strapd is shutting down"
         case .timedOut: "timed out waiting for strapd"
         case .malformed(let m): "unreadable reply from strapd: \(m)"
         }
     }
-
-    public var exitCode: Int32 {
-        switch self {
-        case .permissionDenied: ExitCode.notAuthorized
-        default: ExitCode.unreachable
-        }
-    }
 }
 
-/// A blocking NDJSON client of the strapd socket (a CLI needs nothing fancier).
-public final class DaemonClient {
-    public static let defaultSocket = "/run/strapd/strapd.sock"
-    public let path: String
+/// A raw, blocking driver of strapd's socket protocol for the daemon's conformance tests: it
+/// sends whatever bytes a test hands it (garbage, oversized lines, half requests, a write
+/// half-closed) and reads the answers line by line, with a timeout on every read. It is no
+/// client: programs (strapctl included) talk to strapd through StrapKit (docs/testing.md).
+public final class RawProtocolDriver {
+        public let path: String
     private let fd: FileDescriptor
     private let sys = Syscalls.live
     private var buffer: [UInt8] = []
     private var start = 0
 
     /// `timeout` bounds each read (SO_RCVTIMEO); nil waits forever (streams).
-    public init(path: String, timeout: Double? = nil) throws(ClientError) {
+    public init(path: String, timeout: Double? = nil) throws(ProtocolDriverError) {
         self.path = path
         let s: CInt
         do {
@@ -95,7 +68,7 @@ public final class DaemonClient {
     }
 
     /// Sends bytes as they are (tests send garbage too).
-    public func sendRaw(_ bytes: [UInt8]) throws(ClientError) {
+    public func sendRaw(_ bytes: [UInt8]) throws(ProtocolDriverError) {
         var offset = 0
         while offset < bytes.count {
             let sent: Result<IOResult, SystemCallError> = bytes[offset...].withUnsafeBytes { raw in
@@ -110,7 +83,7 @@ public final class DaemonClient {
     }
 
     /// Sends one request line.
-    public func send(_ request: JSONObject) throws(ClientError) {
+    public func send(_ request: JSONObject) throws(ProtocolDriverError) {
         var bytes = JSONWriter.bytes(.object(request))
         bytes.append(0x0A)
         try sendRaw(bytes)
@@ -119,7 +92,7 @@ public final class DaemonClient {
     public func shutdownWrite() { try? sys.shutdown(fd, .write) }
 
     /// The next line without its newline; nil at end of stream.
-    public func readLine() throws(ClientError) -> [UInt8]? {
+    public func readLine() throws(ProtocolDriverError) -> [UInt8]? {
         while true {
             if let nl = buffer[start...].firstIndex(of: 0x0A) {
                 let line = Array(buffer[start..<nl])
@@ -151,18 +124,18 @@ public final class DaemonClient {
     }
 
     /// Whether a whole line is already buffered: `readMessage` returns without reading.
-    var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
+    public var hasBufferedLine: Bool { buffer[start...].contains(0x0A) }
 
     /// The socket, for `poll` (commands that watch several streams at once).
-    var descriptor: Int32 { fd.rawValue }
+    public var descriptor: Int32 { fd.rawValue }
 
     /// The next line as a JSON object; nil at end of stream.
-    public func readMessage() throws(ClientError) -> JSONObject? {
+    public func readMessage() throws(ProtocolDriverError) -> JSONObject? {
         guard let line = try readLine() else { return nil }
         do {
-            guard case .object(let o) = try JSONParser.parse(line) else { throw ClientError.malformed("not an object") }
+            guard case .object(let o) = try JSONParser.parse(line) else { throw ProtocolDriverError.malformed("not an object") }
             return o
-        } catch let e as ClientError {
+        } catch let e as ProtocolDriverError {
             throw e
         } catch {
             throw .malformed("\(error)")
@@ -171,7 +144,7 @@ public final class DaemonClient {
 
     /// Sends a request and returns its reply (the first line with its id and `ok`), skipping
     /// events of other streams.
-    public func call(_ request: JSONObject) throws(ClientError) -> JSONObject {
+    public func call(_ request: JSONObject) throws(ProtocolDriverError) -> JSONObject {
         try send(request)
         let id = request["id"]
         while true {
@@ -183,7 +156,7 @@ public final class DaemonClient {
 
     /// The descriptors among `fds` that are readable (or hung up) within `milliseconds`
     /// (-1: wait as long as it takes).
-    static func readable(_ fds: [Int32], milliseconds: Int32) -> Set<Int32> {
+    public static func readable(_ fds: [Int32], milliseconds: Int32) -> Set<Int32> {
         var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         let n = polled.withUnsafeMutableBufferPointer { Glibc.poll($0.baseAddress, nfds_t($0.count), milliseconds) }
         guard n > 0 else { return [] }
