@@ -159,6 +159,15 @@ async def run(args):
     loop = asyncio.get_running_loop()
     paused = {'on': False}       # SIGUSR1: stop notifying (the controller, i.e. hci0, stays)
 
+    def linked(device):
+        """Whether an adapter's controller still holds this sensor's link. A stopping bluetoothd
+        resets hci0: the adapter's side of the link goes at once, the sensor's only with the
+        disconnection that follows, and a notification in between is dropped by the link
+        ("no connection for ...") without leaving: it was never sent to strapd."""
+        sc = device.lab_controller
+        ours = {sc.public_address, sc.random_address}
+        return any(c.peer_address in ours for ctrl, _ in adapters for c in ctrl.le_connections.values())
+
     def pause():
         paused['on'] = True
         L.emit('paused', seq=seq)
@@ -177,7 +186,7 @@ async def run(args):
                 subscribed = any(subs.get(m.handle) and subs[m.handle][0] & 1
                                  for subs in device.gatt_server.subscribers.values())
                 await device.notify_subscribers(m, value)
-                if subscribed:
+                if subscribed and linked(device):
                     L.emit('sent', sensor=name, uuid=short, seq=seq, hex=value.hex(), values=values)
     L.emit('exit', ticks=seq)
 
