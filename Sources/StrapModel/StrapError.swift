@@ -24,6 +24,9 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Something the request needs is held by someone else (a device another workout
     /// session uses); the message names the holder.
     case busy(String)
+    /// A file in the state directory has a format newer than this build reads; it was left
+    /// as it was (start-up refuses; never sent to a client in normal operation).
+    case newerFormat(NewerFormat)
 
     public var code: String {
         switch self {
@@ -37,6 +40,7 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidTransition: "invalidTransition"
         case .noData: "noData"
         case .busy: "busy"
+        case .newerFormat: "unavailable"
         }
     }
 
@@ -48,6 +52,7 @@ public enum StrapError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidOption(let m), .notFound(let m), .badRequest(let m),
              .unavailable(let m), .internal(let m), .invalidTransition(let m), .noData(let m),
              .busy(let m): m
+        case .newerFormat(let f): f.description
         }
     }
 }

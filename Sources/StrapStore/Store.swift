@@ -41,6 +41,7 @@ public final class Store: Sendable {
     public static func open(_ config: StoreConfig) throws(StrapError) -> Store {
         let store: Store
         do throws(StoreOpenError) { var opener = StoreOpener(config: config); store = try opener.open() } catch {
+            if case .newerFormat(let f) = error { throw .newerFormat(f) }
             throw .unavailable("cannot open store: \(error)")
         }
         store.syncer?.start { [weak store] in try? store?.sync() }

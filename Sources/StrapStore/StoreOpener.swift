@@ -7,12 +7,15 @@ enum StoreOpenError: Error, CustomStringConvertible {
     /// Another process (a second strapd) has the store open for writing.
     case inUse(directory: String, pid: Int32?)
     case system(SystemCallError)
+    /// A file claims a format newer than this build reads; nothing was touched.
+    case newerFormat(NewerFormat)
 
     var description: String {
         switch self {
         case let .inUse(dir, pid):
             "\(dir) is in use by another strapd\(pid.map { " (pid \($0))" } ?? ""); a store has one writer: stop that process, or give this one another --state-dir"
         case let .system(e): "\(e)"
+        case let .newerFormat(f): f.description
         }
     }
 }
@@ -37,6 +40,8 @@ struct StoreOpener {
 
     mutating func open() throws(StoreOpenError) -> Store {
         do throws(SystemCallError) { try sys.makeDirectories(dir) } catch { throw .system(error) }
+        // Only reads: a store a newer strapd wrote is refused before even the lock file is written.
+        try FormatVersionGate.check(directory: dir, syscalls: sys)
         // Before anything in the directory is touched: a second writer would append to the
         // same open segment and each would truncate the other's records as a torn tail.
         let lock: LockFile

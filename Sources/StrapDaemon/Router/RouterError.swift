@@ -18,6 +18,7 @@ extension WireError {
         case let .invalidTransition(m): self.init(.invalidTransition, m)
         case let .noData(m): self.init(.noData, m)
         case let .busy(m): self.init(.busy, m)
+        case .newerFormat: self.init(.unavailable, error.description)
         }
     }
 

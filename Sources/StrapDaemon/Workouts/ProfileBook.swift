@@ -48,6 +48,10 @@ public final class ProfileBook: Sendable {
         var loaded: [String: AthleteProfile] = [:]
         var problem: String?
         if let bytes = try load(path) {
+            // Moving a newer strapd's book aside would lose it for that strapd: refuse instead.
+            if let v = Self.newerVersion(bytes) {
+                throw .newerFormat(NewerFormat(file: path, kind: "profile book", version: v, supported: Self.formatVersion))
+            }
             do throws(StrapError) {
                 loaded = try Self.decode(bytes, today: today)
             } catch {
@@ -59,12 +63,23 @@ public final class ProfileBook: Sendable {
         profiles = Mutex(loaded)
     }
 
+    /// The format version this build writes and reads (docs/storage.md, "Format versions").
+    public static let formatVersion = 1
+
+    /// The version the file claims when it is above `formatVersion`; nil for anything else
+    /// (a book this build reads, or one that does not decode: that is damage, moved aside).
+    static func newerVersion(_ bytes: [UInt8]) -> Int? {
+        struct Versioned: Decodable { var version: Int }
+        guard let v = try? JSONDecoder().decode(Versioned.self, from: Data(bytes)).version, v > formatVersion else { return nil }
+        return v
+    }
+
     static func decode(_ bytes: [UInt8], today: CalendarDate) throws(StrapError) -> [String: AthleteProfile] {
         let file: File
         do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
             throw .invalidOption("not a valid profile book (\(error))")
         }
-        guard file.version == 1 else { throw .invalidOption("version \(file.version); this strapd reads version 1") }
+        guard file.version == formatVersion else { throw .invalidOption("version \(file.version); this strapd reads version \(formatVersion)") }
         for (athlete, p) in file.profiles {
             // A birth date that was valid when written stays valid; only its shape is checked.
             do throws(StrapError) { try p.validate(today: max(today, p.dateOfBirth ?? today)) } catch {
@@ -111,7 +126,7 @@ public final class ProfileBook: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let bytes: [UInt8]
-        do { bytes = Array(try encoder.encode(File(version: 1, profiles: all))) } catch {
+        do { bytes = Array(try encoder.encode(File(version: Self.formatVersion, profiles: all))) } catch {
             throw .internal("encoding the profile book: \(error)")
         }
         try persist(path, bytes)
