@@ -16,7 +16,9 @@ skip() { echo "lab-ci: SKIPPED: $*"; echo "lab-ci: the end-to-end lab did NOT ru
 [ "$(id -u)" = 0 ] || skip "not root (the lab needs debootstrap/chroot and a VM); run as root or via sudo"
 if ! command -v qemu-system-x86_64 >/dev/null; then
 	export DEBIAN_FRONTEND=noninteractive
-	{ apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-system-x86; } > /dev/null 2>&1 ||
+	# An install interrupted earlier (a killed CI run) leaves dpkg half-configured, and every
+	# apt-get install then refuses until it is finished: finish it first, or the lab skips.
+	{ dpkg --configure -a; apt-get update -qq && apt-get install -y -qq --no-install-recommends qemu-system-x86; } > /dev/null 2>&1 ||
 		skip "qemu-system-x86 is not installed and apt-get could not install it"
 fi
 
