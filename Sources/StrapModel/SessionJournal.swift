@@ -84,14 +84,27 @@ public enum SessionJournalEntry: Sendable, Hashable, Codable {
 /// Where the workout engine persists sessions: the store is the source of truth, so every
 /// entry is durable before the session changes in memory. The daemon implements it over the
 /// store (`WorkoutJournalFile`); tests use an in-memory one. Calls come serialised from the
-/// engine's one queue.
+/// engine's one queue, but for an ending session's `sync` and `save` (see `WorkoutEngine.beginEnd`).
 public protocol WorkoutJournal: AnyObject {
-    /// Durably records `entry` as `session`'s next entry; the first is always `.created`.
-    /// When this throws, the command fails and the session stays as it was.
-    func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError)
+    /// Records `entry` as `session`'s next entry; the first is always `.created`. Durable when
+    /// this returns, or with `durably: false` once `sync(session:)` returned: the engine makes
+    /// `end` that way, so that a slow disk's sync happens outside the lock its caller holds;
+    /// the end is not acknowledged before the sync. When this throws, the command fails and the
+    /// session stays as it was.
+    func append(_ entry: SessionJournalEntry, session: UUID, durably: Bool) throws(StrapError)
+    /// Makes every entry of the session written so far durable. When it throws they may not be
+    /// (a crash may lose them); a later `sync` tries again.
+    func sync(session: UUID) throws(StrapError)
     /// Stores the ended session's workout object, returned with its UUID and anchor. At most
     /// one workout per session, also across a crash between this and `remove`.
     func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout
     /// Forgets the session's entries: after its workout was saved, or when it is discarded.
     func remove(session: UUID) throws(StrapError)
+}
+
+extension WorkoutJournal {
+    /// Durably records `entry` (`append(_:session:durably: true)`).
+    public func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) {
+        try append(entry, session: session, durably: true)
+    }
 }

@@ -2,16 +2,23 @@ import FoundationEssentials
 import Glibc
 import StrapModel
 import StrapOS
+import Synchronization
 
 /// The durable `WorkoutJournal`: one file per open workout session,
 /// `<store directory>/sessions/<uuid>.journal`, each record synced (fdatasync) before
-/// `append` returns; workouts go to the store. Layout and crash analysis: docs/storage.md
+/// `append` returns (or, for `append(_:session:durably: false)`, before `sync(session:)`
+/// returns); workouts go to the store. Layout and crash analysis: docs/storage.md
 /// ("Workout session journals") and docs/workouts.md ("Journal and recovery").
 ///
 /// A save first journals the store's latest anchor (a save mark), so a restart after a crash
 /// between storing the workout and removing the journal finds the workout (the session id it
-/// carries, past that anchor) instead of saving it twice. Not thread-safe: the workout
-/// engine's queue makes every call.
+/// carries, past that anchor) instead of saving it twice.
+///
+/// Calls for one session come one at a time (the engine's lock, or the end's save that holds
+/// the session `busy`), but different sessions' calls may overlap: the daemon syncs and saves
+/// an ending session outside the engine's lock. So the per-session state sits behind `state`,
+/// which is never held across a system call (a slow disk must not stall another session's
+/// command, nor the ingest path waiting on the engine's lock behind it).
 public final class WorkoutJournalFile: WorkoutJournal {
     /// A session's journal as read back.
     public struct SessionLog: Sendable, Hashable {
@@ -35,11 +42,24 @@ public final class WorkoutJournalFile: WorkoutJournal {
 
     public let directory: String
     let store: Store
-    private var handles: [UUID: (file: OpenFile, size: Int)] = [:]
+    /// An open journal file, with what was written to it but not synced yet.
+    struct Handle {
+        var file: OpenFile
+        var size: Int
+        /// Records appended with `durably: false` since the last sync, from `offset`.
+        var unsynced: (offset: Int, bytes: [UInt8])?
+        /// A sync failed since: Linux may drop the dirty pages it could not write and report
+        /// that only once, so the next sync writes those bytes again first.
+        var syncFailed = false
+    }
+    private struct State {
+        var handles: [UUID: Handle] = [:]
+        /// Save marks by session (the first one counts: a workout of the session is after it).
+        var savedAfter: [UUID: UInt64] = [:]
+    }
+    private let state = Mutex(State())
     /// The store's system-call table: its tests make journal writes fail on demand too.
     private var sys: Syscalls { store.config.syscalls }
-    /// Save marks by session (the first one counts: a workout of the session is after it).
-    private var savedAfter: [UUID: UInt64] = [:]
 
     static let magic: [UInt8] = Array("STRPJNL1".utf8)
     static let version: UInt16 = 1
@@ -59,21 +79,33 @@ public final class WorkoutJournalFile: WorkoutJournal {
 
     // MARK: WorkoutJournal
 
-    public func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) {
+    public func append(_ entry: SessionJournalEntry, session: UUID, durably: Bool) throws(StrapError) {
         let enc = JSONEncoder()
         enc.outputFormatting = .sortedKeys
         guard let json = try? enc.encode(entry) else { throw .internal("cannot encode journal entry \(entry.kind)") }
-        try write(.entry, Array(json), session: session, creating: { if case .created = entry { true } else { false } }())
+        try write(.entry, Array(json), session: session, creating: { if case .created = entry { true } else { false } }(),
+                  durably: durably)
+    }
+
+    public func sync(session: UUID) throws(StrapError) {
+        guard var h = state.withLock({ $0.handles[session] }), h.unsynced != nil else { return }
+        do throws(SystemCallError) { try syncPending(&h) } catch {
+            h.syncFailed = true
+            state.withLock { $0.handles[session] = h }
+            throw .unavailable("session journal: \(error)")
+        }
+        state.withLock { $0.handles[session] = h }
     }
 
     public func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout {
-        if let after = savedAfter[session], let w = savedWorkout(session: session, after: after) { return w }
-        if savedAfter[session] == nil {
+        let mark = state.withLock { $0.savedAfter[session] }
+        if let after = mark, let w = savedWorkout(session: session, after: after) { return w }
+        if mark == nil {
             let after = store.latestAnchor
             var w = ByteWriter(capacity: 8)
             w.u64(after)
-            try write(.saveMark, w.bytes, session: session, creating: false)
-            savedAfter[session] = after
+            try write(.saveMark, w.bytes, session: session, creating: false, durably: true)
+            state.withLock { $0.savedAfter[session] = after }
         }
         var w = workout
         w.sessionID = session
@@ -81,8 +113,10 @@ public final class WorkoutJournalFile: WorkoutJournal {
     }
 
     public func remove(session: UUID) throws(StrapError) {
-        handles[session] = nil
-        savedAfter[session] = nil
+        state.withLock {
+            $0.handles[session] = nil
+            $0.savedAfter[session] = nil
+        }
         let p = path(session)
         do throws(SystemCallError) { try sys.removeFile(p) } catch {
             guard error.errno == .noSuchFile else { throw .unavailable("cannot remove \(p): \(error)") }
@@ -116,7 +150,7 @@ public final class WorkoutJournalFile: WorkoutJournal {
                 continue
             }
             if let after = log.savedAfterAnchor {
-                savedAfter[id] = after
+                state.withLock { $0.savedAfter[id] = after }
                 if savedWorkout(session: id, after: after) != nil {
                     try remove(session: id)
                     scan.alreadySaved.append(id)
@@ -227,25 +261,45 @@ public final class WorkoutJournalFile: WorkoutJournal {
         return w.bytes
     }
 
-    /// Appends one record and syncs it. A failed write is cut off again, so the next append
-    /// does not land behind a half-written record.
-    private func write(_ kind: Kind, _ payload: [UInt8], session: UUID, creating: Bool) throws(StrapError) {
+    /// Appends one record, synced unless `durably` is false (then `sync(session:)` syncs it).
+    /// A failed write is cut off again, so the next append does not land behind a
+    /// half-written record.
+    private func write(_ kind: Kind, _ payload: [UInt8], session: UUID, creating: Bool, durably: Bool) throws(StrapError) {
         var h = try handle(session, creating: creating)
         let record = Self.frame(kind, payload)
         do throws(SystemCallError) {
             try h.file.pwriteAll(record, at: h.size)
-            try h.file.dataSync()
         } catch {
             try? h.file.truncate(to: h.size)
             throw .unavailable("session journal: \(error)")
         }
+        if let u = h.unsynced { h.unsynced = (u.offset, u.bytes + record) } else { h.unsynced = (h.size, record) }
         h.size += record.count
-        handles[session] = h
+        if durably {
+            do throws(SystemCallError) { try syncPending(&h) } catch {
+                // Neither this record nor anything unsynced before it is durable: cut this one
+                // off (the command fails) and write the rest again at the next sync.
+                try? h.file.truncate(to: h.size - record.count)
+                h.size -= record.count
+                if let u = h.unsynced { h.unsynced = u.bytes.count > record.count ? (u.offset, Array(u.bytes.dropLast(record.count))) : nil }
+                h.syncFailed = h.unsynced != nil
+                state.withLock { $0.handles[session] = h }
+                throw .unavailable("session journal: \(error)")
+            }
+        }
+        state.withLock { $0.handles[session] = h }
     }
 
-    private func handle(_ session: UUID, creating: Bool) throws(StrapError) -> (file: OpenFile, size: Int) {
+    private func syncPending(_ h: inout Handle) throws(SystemCallError) {
+        if h.syncFailed, let u = h.unsynced { try h.file.pwriteAll(u.bytes, at: u.offset) }
+        try h.file.dataSync()
+        h.unsynced = nil
+        h.syncFailed = false
+    }
+
+    private func handle(_ session: UUID, creating: Bool) throws(StrapError) -> Handle {
         let p = path(session)
-        if let h = handles[session] {
+        if let h = state.withLock({ $0.handles[session] }) {
             if creating { throw .internal("workout session \(session) is already journaled") }
             return h
         }
@@ -256,8 +310,9 @@ public final class WorkoutJournalFile: WorkoutJournal {
             do throws(SystemCallError) {
                 let f = try OpenFile(path: p, flags: O_RDWR, syscalls: sys)
                 try f.truncate(to: log.validLength)
-                handles[session] = (f, log.validLength)
-                return (f, log.validLength)
+                let h = Handle(file: f, size: log.validLength)
+                state.withLock { $0.handles[session] = h }
+                return h
             } catch {
                 throw .unavailable("session journal: \(error)")
             }
@@ -269,8 +324,9 @@ public final class WorkoutJournalFile: WorkoutJournal {
                 throw error
             }
             try? sys.syncDirectory(directory)
-            handles[session] = (f, Self.headerSize)
-            return (f, Self.headerSize)
+            let h = Handle(file: f, size: Self.headerSize)
+            state.withLock { $0.handles[session] = h }
+            return h
         } catch {
             throw .unavailable("session journal: \(error)")
         }

@@ -10,13 +10,16 @@ public final class InMemoryWorkoutJournal: WorkoutJournal {
     public private(set) var saveCount = 0
     /// The next call of that kind throws this error (then the injection is cleared).
     public var failNextAppend: StrapError?
+    public var failNextSync: StrapError?
     public var failNextSave: StrapError?
     public var failNextRemove: StrapError?
     private var nextAnchor: UInt64 = 1
+    /// Entries at the end of a session's journal written with `durably: false`, not synced since.
+    private var unsynced: [UUID: Int] = [:]
 
     public init() {}
 
-    public func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) {
+    public func append(_ entry: SessionJournalEntry, session: UUID, durably: Bool) throws(StrapError) {
         if let e = failNextAppend { failNextAppend = nil; throw e }
         if case .created = entry {
             guard entries[session] == nil else { throw .internal("session \(session) is already journaled") }
@@ -24,6 +27,17 @@ public final class InMemoryWorkoutJournal: WorkoutJournal {
             throw .internal("session \(session) has no journal")
         }
         entries[session, default: []].append(entry)
+        if durably { unsynced[session] = nil } else { unsynced[session, default: 0] += 1 }
+    }
+
+    public func sync(session: UUID) throws(StrapError) {
+        if let e = failNextSync { failNextSync = nil; throw e }
+        unsynced[session] = nil
+    }
+
+    /// What a crash would leave of the session's journal: its entries but those not synced.
+    public func durableEntries(_ session: UUID) -> [SessionJournalEntry] {
+        Array((entries[session] ?? []).dropLast(unsynced[session] ?? 0))
     }
 
     public func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout {
@@ -41,5 +55,6 @@ public final class InMemoryWorkoutJournal: WorkoutJournal {
     public func remove(session: UUID) throws(StrapError) {
         if let e = failNextRemove { failNextRemove = nil; throw e }
         entries[session] = nil
+        unsynced[session] = nil
     }
 }

@@ -5,7 +5,8 @@ import StrapModel
 /// holding their device, live statistics, the saved workout at the end.
 ///
 /// Each change is journaled (`WorkoutJournal.append`) before it is made in memory; when the
-/// journal throws, the command fails with that error and nothing changed. Time comes only from
+/// journal throws, the command fails with that error and nothing changed. (`end`'s entry is
+/// synced after, outside the caller's lock, and before the end is acknowledged: `beginEnd`.) Time comes only from
 /// `now`. Not thread-safe: the daemon calls it from one queue. docs/workouts.md has the rules.
 public final class WorkoutEngine {
     public typealias ProfileLookup = (_ athlete: String) -> AthleteProfile?
@@ -191,7 +192,10 @@ public final class WorkoutEngine {
     public func end(_ id: UUID) throws(StrapError) -> Workout {
         let draft = try beginEnd(id)
         let saved: Workout
-        do throws(StrapError) { saved = try journal.save(draft, session: id) } catch {
+        do throws(StrapError) {
+            try journal.sync(session: id)
+            saved = try journal.save(draft, session: id)
+        } catch {
             abandonEnd(id)
             throw error
         }
@@ -203,11 +207,14 @@ public final class WorkoutEngine {
 
     /// `end` in three steps, for a caller that saves without holding the lock it calls the
     /// engine under (the daemon: the save reads the store and syncs): ends the session (the
-    /// journal's `end` entry), frees its devices and returns the workout to save. Until
+    /// journal's `end` entry, written but not synced), frees its devices and returns the
+    /// workout to save. The caller then syncs the journal (`WorkoutJournal.sync`), saves, and
+    /// calls `finishEnd`, or `abandonEnd` when either throws; the end is acknowledged only
+    /// after that sync, so a crash before it loses nothing a client was told. Until
     /// `finishEnd` or `abandonEnd`, every other command on the session is `busy`.
     public func beginEnd(_ id: UUID) throws(StrapError) -> Workout {
         let r = try record(id)
-        if r.session.state != .ended { try run(r, .end) }
+        if r.session.state != .ended { try run(r, .end, durably: false) }
         settle(r)
         release(r)
         r.saving = true
@@ -283,12 +290,12 @@ public final class WorkoutEngine {
 
     /// Journal first, then the session, then the builder.
     @discardableResult
-    func run(_ r: Record, _ command: WorkoutCommand) throws(StrapError) -> WorkoutSession {
+    func run(_ r: Record, _ command: WorkoutCommand, durably: Bool = true) throws(StrapError) -> WorkoutSession {
         // What waits is counted under the state it came in, before the command's time is chosen.
         settle(r)
         let before = r.session.state
         guard let entry = try r.session.entry(for: command, at: commandTime(r)) else { return r.session }
-        try journal.append(entry, session: r.session.id)
+        try journal.append(entry, session: r.session.id, durably: durably)
         do throws(StrapError) { try r.session.apply(entry) } catch {
             // entry(for:) checked the same rule; reaching this is a bug, and the journal
             // already has the entry, so say so loudly.

@@ -228,6 +228,44 @@ import Testing
         workouts.beforeSave = nil
     }
 
+    /// Issue 32 item 6 on a slow disk: the `ended` entry's sync is outside the engine lock too.
+    @Test func theEndEntrysSyncHoldsNeitherSamplesNorOtherSessions() throws {
+        let clock = TestClock()
+        let faults = WorkoutWatchTests.JournalFaults()
+        let h = try RouterHarness(workoutClock: clock.now, syscalls: faults.syscalls)
+        defer { h.close() }
+        let c = try h.client(), other = try h.client()
+        let feed = Feed(seconds: 30)
+        let (hrm, csc) = (h.identities[0].address, h.identities[1].address)
+        let ending = try start(c, [hrm], activity: "running")
+        let going = try start(c, [csc])
+        try feed.submit(until: 10, to: h); clock.set(seconds: 10)
+        let inSync = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        // The first journal sync from now on is the end's: held like a disk that takes its time.
+        let armed = Atomic<Bool>(true)
+        faults.beforeSync = { if armed.exchange(false, ordering: .relaxed) { inSync.signal(); release.wait() } }
+        try c.send(#"{"id":2,"op":"workout.end","session":"\#(ending)"}"#)
+        try #require(inSync.wait(timeout: .now() + 60) == .success)
+
+        let releasedByWatchdog = Atomic<Bool>(false)
+        let watchdog = DispatchWorkItem { releasedByWatchdog.store(true, ordering: .relaxed); release.signal() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60, execute: watchdog)
+        let before = try other.call(#"{"id":3,"op":"workout.get","session":"\#(going)"}"#).result["statistics"]
+        try feed.submit(until: 20, to: h); clock.set(seconds: 20)
+        let after = try other.call(#"{"id":4,"op":"workout.get","session":"\#(going)"}"#).result["statistics"]
+        // The other session's own commands journal and sync meanwhile.
+        let lap = try other.call(#"{"id":5,"op":"workout.lap","session":"\#(going)"}"#)
+        watchdog.cancel()
+        let flowed = !releasedByWatchdog.load(ordering: .relaxed)
+        release.signal()
+        faults.beforeSync = nil
+        #expect(flowed)
+        #expect(before != nil && before != after)
+        #expect(lap.isOK, "\(lap)")
+        let saved = try c.read { $0["id"] == .int(2) }.match
+        #expect(saved.isOK, "\(saved)")
+    }
+
     @Test func aFailedPrepareLeavesNoSessionAndOpenSessionsAreBounded() throws {
         let clock = TestClock()
         let h = try RouterHarness(workoutClock: clock.now)

@@ -15,12 +15,19 @@ import Testing
 @Suite struct WorkoutWatchTests {
     /// Writes and syncs of the session journals (`…/sessions/*.journal`) fail with EIO while
     /// `failing` is set; every other file works.
+    /// `beforeSync`, when set, runs (on the syncing thread) before each journal sync: a test
+    /// holds the disk there.
     final class JournalFaults: Sendable {
-        private let state = Mutex<(failing: Bool, journals: Set<CInt>)>((false, []))
+        private let state = Mutex<(failing: Bool, journals: Set<CInt>, beforeSync: (@Sendable () -> Void)?)>((false, [], nil))
 
         var failing: Bool {
             get { state.withLock { $0.failing } }
             set { state.withLock { $0.failing = newValue } }
+        }
+
+        var beforeSync: (@Sendable () -> Void)? {
+            get { state.withLock { $0.beforeSync } }
+            set { state.withLock { $0.beforeSync = newValue } }
         }
 
         private func fails(_ fd: CInt) -> Bool { state.withLock { $0.failing && $0.journals.contains(fd) } }
@@ -37,6 +44,7 @@ import Testing
                 return Glibc.pwrite(fd, buffer, count, offset)
             }
             sys.fdatasync = { [self] fd in
+                if let hold = state.withLock({ $0.journals.contains(fd) ? $0.beforeSync : nil }) { hold() }
                 if fails(fd) { Errno.current = .ioError; return -1 }
                 return Glibc.fdatasync(fd)
             }

@@ -96,6 +96,26 @@ import StrapModel
         #expect(try e.get(id) == before)
     }
 
+    @Test func theEndEntryIsSyncedBeforeTheSaveAndAFailedSyncIsRetriedByEnd() throws {
+        let f = EngineFixture()
+        let e = f.engine
+        let id = try e.start(WorkoutConfiguration(activityType: .running, deviceIDs: [W.strap.id]), connectedDevices: []).id
+        f.clock.now = W.t0 + 10_000
+        // beginEnd (what the daemon calls under its lock) writes the entry without syncing it:
+        // a crash now would leave the session running, and no client was told it ended.
+        _ = try e.beginEnd(id)
+        #expect(f.journal.entries[id]?.last?.kind == "ended")
+        #expect(f.journal.durableEntries(id).last?.kind == "started")
+        e.abandonEnd(id)
+        // end syncs before it saves; a failed sync saves nothing and leaves the end to retry.
+        f.journal.failNextSync = .unavailable("EIO")
+        #expect(throws: StrapError.unavailable("EIO")) { try e.end(id) }
+        #expect(f.journal.saveCount == 0 && f.journal.durableEntries(id).last?.kind == "started")
+        #expect(try e.get(id).session.state == .ended && e.sessionsAwaitingSave == [id])
+        let w = try e.end(id)
+        #expect(f.journal.saveCount == 1 && f.journal.entries[id] == nil && w.sessionID == id)
+    }
+
     @Test func endSavesTheWorkoutOnceAndRetriesAFailedSave() throws {
         let f = EngineFixture()
         let e = f.engine

@@ -13,7 +13,10 @@ import StrapModel
         var crashOnRemove = false
         struct Crash: Error {}
         init(_ inner: WorkoutJournalFile) { self.inner = inner }
-        func append(_ e: SessionJournalEntry, session: UUID) throws(StrapError) { try inner.append(e, session: session) }
+        func append(_ e: SessionJournalEntry, session: UUID, durably: Bool) throws(StrapError) {
+            try inner.append(e, session: session, durably: durably)
+        }
+        func sync(session: UUID) throws(StrapError) { try inner.sync(session: session) }
         func save(_ w: Workout, session: UUID) throws(StrapError) -> Workout {
             if crashOnSave { throw .internal("crash") }
             return try inner.save(w, session: session)

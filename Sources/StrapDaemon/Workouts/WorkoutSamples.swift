@@ -162,12 +162,15 @@ final class HRVAddingJournal: WorkoutJournal {
         self.store = store
     }
 
-    func append(_ entry: SessionJournalEntry, session: UUID) throws(StrapError) {
-        do throws(StrapError) { try file.append(entry, session: session) } catch {
+    func append(_ entry: SessionJournalEntry, session: UUID, durably: Bool) throws(StrapError) {
+        do throws(StrapError) { try file.append(entry, session: session, durably: durably) } catch {
             onFailure?(session, SessionFailure.operation(writing: entry), error)
             throw error
         }
     }
+
+    /// The ending session's journal (its `ended` entry); failures are `WorkoutService.end`'s to report.
+    func sync(session: UUID) throws(StrapError) { try file.sync(session: session) }
 
     func save(_ workout: Workout, session: UUID) throws(StrapError) -> Workout {
         var w = workout

@@ -337,13 +337,20 @@ public final class WorkoutService: @unchecked Sendable {
     }
 
     /// Ends the session and saves its workout. Only the journal's `end` entry is written under
-    /// `lock`: the wait for the last beats, the store's flush, the beat-series scan for HRV and
-    /// the save's syncs run outside it, so the ingest queue (which takes `lock` for every
-    /// sample) never waits on them. Meanwhile other commands on the session are `busy`.
+    /// `lock`, not synced: its sync, the wait for the last beats, the store's flush, the
+    /// beat-series scan for HRV and the save's syncs run outside it, so the ingest queue (which
+    /// takes `lock` for every sample) never waits on the disk. Meanwhile other commands on the
+    /// session are `busy`; the reply comes after every sync.
     public func end(_ id: UUID) throws(StrapError) -> Workout {
         let (draft, waiter) = try locked { e throws(StrapError) in
             let w = try e.beginEnd(id)
             return (w, beats.waiter(for: w))
+        }
+        do throws(StrapError) { try saver.sync(session: id) } catch {
+            if let waiter { lock.withLock { _ in beats.remove(waiter) } }
+            locked { e in e.abandonEnd(id) }
+            lock.withLock { _ in journalFailed(id, "end", error) }
+            throw error
         }
         if let waiter {
             if waiter.arrived.wait(timeout: .now() + .milliseconds(Int(endBeatWait))) == .timedOut {
