@@ -90,7 +90,7 @@ enum DaemonCommands {
         let timeout = try a.number("timeout") ?? 10
         let until = try a.value("until").map(scanTarget)
         let client = try ctx.connect(timeout: timeout + 30)
-        let reply = try client.openStream(["id": .int(1), "op": .string("devices.scan"), "timeout": .double(timeout)])
+        let reply = try client.call(["id": .int(1), "op": .string("devices.scan"), "timeout": .double(timeout)], stream: true)
         let r = try CommandContext.result(of: reply)
         if ctx.json { ctx.sink.print(JSONWriter.string(.object(reply))) } else { ctx.sink.print(scanningLine(r, asked: timeout, until: until)) }
         var seen = false

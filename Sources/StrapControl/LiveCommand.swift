@@ -13,7 +13,7 @@ enum LiveCommand {
         let devices = a.all("device")
         if !devices.isEmpty { request["devices"] = .array(devices.map(WireJSON.string)) }
         let client = try ctx.connect(timeout: nil)
-        _ = try CommandContext.result(of: try client.openStream(request))
+        _ = try CommandContext.result(of: try client.call(request, stream: true))
         let redrawing = ctx.sink.isTerminal && !ctx.json
         // Reads wait for poll; the timeout only bounds the wait for the rest of a partial line.
         client.setTimeout(redrawing ? 0.25 : 1)

@@ -45,7 +45,7 @@ final class LiveWorkoutWatch {
             guard devices.isEmpty || used.contains(where: devices.contains) else { continue }
             do {
                 let client = try ctx.connect(timeout: 1)
-                let reply = try client.openStream(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
+                let reply = try client.call(["id": .int(1), "op": .string("workout.live"), "session": .string(id)], stream: true)
                 started.append(try CommandContext.result(of: reply))
                 followers[id] = client
             } catch {

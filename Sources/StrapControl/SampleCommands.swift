@@ -28,7 +28,7 @@ enum SampleCommands {
         let follow = a.flag("follow")
         if follow { request["follow"] = .bool(true) }
         let client = try ctx.connect(timeout: follow ? nil : 60)
-        let reply = try follow ? client.openStream(request) : client.call(request)
+        let reply = try client.call(request, stream: follow)
         let r = try CommandContext.result(of: reply)
         if ctx.json {
             ctx.sink.print(JSONWriter.string(.object(reply)))

@@ -41,34 +41,28 @@ final class DaemonConnection {
 
     func setTimeout(_ seconds: Double) { timeout = seconds }
 
-    /// Sends a one-shot request and returns its reply (`ok` and `result`, or `error`).
-    func call(_ request: JSONObject) throws(ClientError) -> JSONObject {
-        send(request)
+    /// Sends a request and returns its first reply (`ok` and `result`, or `error`). With
+    /// `stream`, the request opens a stream: its events follow through `readMessage`, which
+    /// returns nil after the last.
+    func call(_ request: JSONObject, stream: Bool = false) throws(ClientError) -> JSONObject {
+        send(request, stream: stream)
         return try reply()
     }
 
-    /// Sends a one-shot request; its reply comes through `readMessage`.
-    func send(_ request: JSONObject) {
+    /// Sends a request (with `stream`, one that opens a stream); its reply, and the stream's
+    /// events, come through `readMessage`.
+    func send(_ request: JSONObject, stream opensStream: Bool = false) {
         let (id, op, params) = Self.split(request)
         let store = store
         let mailbox = mailbox
-        BridgeExecutor.shared.start { await DaemonConnection.request(store, mailbox, id, op, params) }
-    }
-
-    /// Opens a stream and returns its first reply; its events follow through `readMessage`,
-    /// which returns nil after the last.
-    func openStream(_ request: JSONObject) throws(ClientError) -> JSONObject {
-        startStream(request)
-        return try reply()
-    }
-
-    /// Opens a stream; its first reply and its events come through `readMessage`.
-    func startStream(_ request: JSONObject) {
-        let (id, op, params) = Self.split(request)
-        let store = store
-        let mailbox = mailbox
-        let stream = stream
-        BridgeExecutor.shared.start { await DaemonConnection.stream(store, mailbox, stream, id, op, params) }
+        let slot = stream
+        BridgeExecutor.shared.start {
+            if opensStream {
+                await DaemonConnection.stream(store, mailbox, slot, id, op, params)
+            } else {
+                await DaemonConnection.request(store, mailbox, id, op, params)
+            }
+        }
     }
 
     private static func request(_ store: StrapStore, _ mailbox: Mailbox, _ id: JSONValue, _ op: String, _ params: JSONObject) async {

@@ -33,7 +33,7 @@ enum WorkoutExport {
         defer { file?.discard() }
 
         let client = try ctx.connect(timeout: nil)
-        client.startStream(["id": .int(1), "op": .string("workout.export"), "workout": .string(id), "format": .string(format)])
+        client.send(["id": .int(1), "op": .string("workout.export"), "workout": .string(id), "format": .string(format)], stream: true)
         client.setTimeout(1)   // only bounds the rest of a partial line: strapd writes whole lines
         var assembler: ExportAssembler?
         var progress: ProgressBar?
