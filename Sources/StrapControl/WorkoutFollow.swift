@@ -1,15 +1,15 @@
 import StrapWire
 
 /// `strapctl workout follow [ID]`: follows `workout.live`. On a terminal a compact status
-/// block is redrawn in place and state changes, laps, markers and messages are printed above
-/// it; piped, every event is one plain line. Ends on `finished` (with the saved workout's
-/// summary) or on Ctrl-C, which cancels the stream; the session itself goes on.
+/// block is redrawn in place and state changes, laps, markers, messages and failed commands
+/// are printed above it; piped, every event is one plain line. Ends on `finished` (with the
+/// saved workout's summary) or on Ctrl-C, which cancels the stream; the session itself goes on.
 enum WorkoutFollow {
     static func run(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: [], flags: [])
         let id = try WorkoutCommands.session(a.optionalPositional(), ctx)
         let client = try ctx.connect(timeout: nil)
-        let reply = try client.openStream(["id": .int(1), "op": .string("workout.live"), "session": .string(id)])
+        let reply = try client.call(["id": .int(1), "op": .string("workout.live"), "session": .string(id)], stream: true)
         let result = try CommandContext.result(of: reply)
         let interrupt = ctx.interrupts.arm()
         let redrawing = ctx.sink.isTerminal && !ctx.json
@@ -130,6 +130,13 @@ struct WorkoutFollowView {
             return ["saved as workout \(w.workoutUUID ?? "?")"]
         case "discarded":
             return ["\(TextFormat.clock(data.string("time"))) discarded (nothing saved)"]
+        case "failed":
+            // Not the end: the session goes on in its state, and the command may be sent again.
+            let operation = data.string("operation") ?? "a command"
+            let state = data.string("state") ?? "?"
+            details.state = state
+            return ["\(TextFormat.clock(data.string("time"))) \(operation) failed: \(data.string("code") ?? "internal"): "
+                    + "\(data.string("message") ?? "no reason given") (the session goes on, \(state))"]
         case "dropped":
             let n = Int(data.int("count") ?? 0)
             dropped += n

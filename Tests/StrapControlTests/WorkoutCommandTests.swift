@@ -197,6 +197,20 @@ import StrapWire
         #expect(view.saved?.figures["elapsedTime"] == 1805)
     }
 
+    /// Protocol 1.1's `failed` (docs/protocol-workouts.md#failures): printed like any other
+    /// event, and the session goes on in the state it names.
+    @Test func followPrintsAFailedCommand() {
+        var view = WorkoutFollowView(object(Self.session))
+        let failed = object(#"{"code":"unavailable","message":"session journal: fdatasync x.journal: Input/output error","#
+                            + #""operation":"pause","session":"281019D0-FFC9-4A5E-8349-C0AF310A8F88","state":"running","#
+                            + #""time":"2026-12-01T16:01:34.000Z"}"#)
+        #expect(view.apply("failed", failed) == [
+            "16:01:34 pause failed: unavailable: session journal: fdatasync x.journal: Input/output error (the session goes on, running)",
+        ])
+        #expect(view.render().first == "running, outdoor · athlete bob · session 281019D0 · running")
+        #expect(view.saved == nil)
+    }
+
     @Test func followRedrawPrintsEventLinesAboveTheBlock() {
         let (sink, collected) = OutputSink.collecting(isTerminal: true)
         var drawn = WorkoutFollow.redraw(above: [], block: ["a", "b", "c"], previous: 0, sink)
