@@ -21,6 +21,11 @@ public indirect enum QueryPredicate: Sendable, Hashable {
     case workout(UUID)
     /// Samples whose value lies in `[min, max]` (a nil bound is open).
     case value(min: Double?, max: Double?)
+    /// Readings only: a heart rate passes when every workout figure would count it (not 0,
+    /// not a `noReading`, not sent without skin contact); other types pass. HealthKit has no
+    /// such predicate (it stores no non-readings); with it a statistics collection averages
+    /// what a workout's summary averages. Protocol 1.1.
+    case readings
     /// Samples whose metadata holds `key` with `value`. The protocol has no metadata operator
     /// yet: a query with this predicate throws ``StrapKitError/unsupportedPredicate(_:)``.
     case metadata(key: String, value: String)
@@ -60,9 +65,10 @@ public indirect enum QueryPredicate: Sendable, Hashable {
             if let min { v["min"] = .double(min) }
             if let max { v["max"] = .double(max) }
             return .object(["value": .object(v)])
+        case .readings: return .object(["reading": .bool(true)])
         case let .metadata(key, _):
             throw .unsupportedPredicate("metadata[\(key)]: strapd's predicates have no metadata operator "
-                                        + "(time, types, device, workout, value, and, or, not)")
+                                        + "(time, types, device, workout, value, reading, and, or, not)")
         case .and(let ps): return .object(["and": .array(try ps.map { p throws(StrapKitError) in try p.wire() })])
         case .or(let ps): return .object(["or": .array(try ps.map { p throws(StrapKitError) in try p.wire() })])
         case .not(let p): return .object(["not": try p.wire()])

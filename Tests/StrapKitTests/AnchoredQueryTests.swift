@@ -141,6 +141,13 @@ import Testing
         #expect(answer.addedSamples.map(\.uuid) == expected.sorted { $0.anchor < $1.anchor }.map(\.uuid))
         #expect(answer.addedSamples.allSatisfy { $0.device.id == strap && $0.start >= from.millis && $0.start < to.millis })
 
+        // `.readings` is the daemon's `reading` predicate: the same samples as the store's.
+        #expect(try QueryPredicate.readings.wire() == .object(["reading": .bool(true)]))
+        let readings = try await AnchoredQuery(types: [.quantity(.heartRate)], predicate: .readings).result(for: store)
+        let stored = try h.store.samples(matching: .and([.types([.heartRate]), .reading]))
+        #expect(!stored.isEmpty && stored.allSatisfy(\.isHeartRateReading))
+        #expect(readings.addedSamples.map(\.uuid) == stored.sorted { $0.anchor < $1.anchor }.map(\.uuid))
+
         // A condition the protocol cannot express is refused, not filtered here.
         await #expect(throws: StrapKitError.self) {
             _ = try await AnchoredQuery(predicate: .metadata(key: "running", value: "yes")).result(for: store)
