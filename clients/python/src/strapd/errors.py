@@ -26,75 +26,65 @@ class StrapdError(Exception):
     def __str__(self) -> str:
         return f"{self.code}: {self.message}"
 
+    def _int_detail(self, key: str) -> Optional[int]:
+        value = self.data.get(key)
+        return value if isinstance(value, int) else None
+
 
 class BadRequest(StrapdError):
     """The request was malformed: a parameter missing, of the wrong type or out of range."""
-    code = "badRequest"
 
 
 class UnknownOp(StrapdError):
     """The operation does not exist in this strapd (an older daemon than the client)."""
-    code = "unknownOp"
 
 
 class NotAuthorized(StrapdError):
     """This peer lacks the grant the operation needs, or reads a type it may not."""
-    code = "notAuthorized"
 
 
 class NotFound(StrapdError):
     """A named device, sample, workout or stream does not exist."""
-    code = "notFound"
 
 
 class NoData(StrapdError):
     """The value was never set (an unset characteristic) or nothing matched (statistics)."""
-    code = "noData"
 
 
 class InvalidOption(StrapdError):
     """A well-formed parameter not allowed here (e.g. ``sum`` of a discrete type)."""
-    code = "invalidOption"
 
 
 class InvalidTransition(StrapdError):
     """A workout state change not allowed from the session's current state."""
-    code = "invalidTransition"
 
 
 class AnchorExpired(StrapdError):
     """The anchor is older than what retention kept; restart from :attr:`oldest_anchor`."""
-    code = "anchorExpired"
 
     @property
     def oldest_anchor(self) -> Optional[int]:
-        value = self.data.get("oldestAnchor")
-        return value if isinstance(value, int) else None
+        return self._int_detail("oldestAnchor")
 
 
 class AnchorAhead(StrapdError):
     """The anchor is past the store's end: drop what was kept beyond :attr:`latest_anchor`."""
-    code = "anchorAhead"
 
     @property
     def latest_anchor(self) -> Optional[int]:
-        value = self.data.get("latestAnchor")
-        return value if isinstance(value, int) else None
+        return self._int_detail("latestAnchor")
 
 
 class Busy(StrapdError):
     """strapd cannot take this now (a held device, too many requests or connections)."""
-    code = "busy"
 
 
 class Unavailable(StrapdError):
     """A subsystem strapd needs is down (Bluetooth, a degraded store)."""
-    code = "unavailable"
 
 
 class Internal(StrapdError):
     """A bug or unexpected system error inside strapd."""
-    code = "internal"
 
 
 class ConnectionClosed(StrapdError):
@@ -116,11 +106,25 @@ class ProtocolError(StrapdError):
     code = "protocolError"
 
 
+#: The protocol's error codes (docs/protocol.md), each with its exception: the one place a code
+#: is spelled. ``code`` of each class is set from here.
 _BY_CODE: Dict[str, Type[StrapdError]] = {
-    cls.code: cls
-    for cls in (BadRequest, UnknownOp, NotAuthorized, NotFound, NoData, InvalidOption,
-                InvalidTransition, AnchorExpired, AnchorAhead, Busy, Unavailable, Internal)
+    "badRequest": BadRequest,
+    "unknownOp": UnknownOp,
+    "notAuthorized": NotAuthorized,
+    "notFound": NotFound,
+    "noData": NoData,
+    "invalidOption": InvalidOption,
+    "invalidTransition": InvalidTransition,
+    "anchorExpired": AnchorExpired,
+    "anchorAhead": AnchorAhead,
+    "busy": Busy,
+    "unavailable": Unavailable,
+    "internal": Internal,
 }
+for _code, _cls in _BY_CODE.items():
+    _cls.code = _code
+del _code, _cls
 
 
 def error_from_wire(error: Any) -> StrapdError:

@@ -44,6 +44,17 @@ def format_time(value: TimeLike) -> str:
     return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
 
 
+def object_member(raw: Mapping[str, Any], key: str) -> Dict[str, Any]:
+    """A member that is a JSON object; {} when it is missing or not an object."""
+    value = raw.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def list_member(raw: Mapping[str, Any], key: str) -> List[Any]:
+    """A member that is a JSON array, as a new list; [] when it is missing or null."""
+    return list(raw.get(key) or [])
+
+
 class Device:
     """The sensor a sample came from (HKDevice)."""
 
@@ -103,8 +114,7 @@ class StoredObject:
 
     @property
     def metadata(self) -> Dict[str, Any]:
-        value = self.raw.get("metadata")
-        return value if isinstance(value, dict) else {}
+        return object_member(self.raw, "metadata")
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, StoredObject) and type(other) is type(self) and self.raw == other.raw
@@ -160,16 +170,15 @@ class Workout(StoredObject):
 
     @property
     def summary(self) -> Dict[str, Any]:
-        value = self.raw.get("summary")
-        return value if isinstance(value, dict) else {}
+        return object_member(self.raw, "summary")
 
     @property
     def events(self) -> List[JSONObject]:
-        return list(self.raw.get("events") or [])
+        return list_member(self.raw, "events")
 
     @property
     def laps(self) -> List[JSONObject]:
-        return list(self.raw.get("laps") or [])
+        return list_member(self.raw, "laps")
 
 
 def stored_object(raw: JSONObject) -> StoredObject:

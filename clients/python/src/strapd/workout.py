@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, AsyncIterator, Dict, List, Mapping, Optio
 
 from ._connection import JSONObject
 from .errors import ProtocolError
-from .models import Workout, WorkoutEvent
+from .models import Workout, WorkoutEvent, list_member, object_member
 from .streams import EventStream, workout_events
 
 if TYPE_CHECKING:
@@ -29,8 +29,7 @@ class WorkoutSnapshot:
 
     @property
     def session(self) -> Dict[str, Any]:
-        value = self.raw.get("session")
-        return value if isinstance(value, dict) else {}
+        return object_member(self.raw, "session")
 
     @property
     def session_id(self) -> Optional[str]:
@@ -44,8 +43,7 @@ class WorkoutSnapshot:
     @property
     def statistics(self) -> Dict[str, Any]:
         """LiveStatistics (docs/workouts.md): elapsedTime, heartRateAverage, laps, …"""
-        value = self.raw.get("statistics")
-        return value if isinstance(value, dict) else {}
+        return object_member(self.raw, "statistics")
 
     @property
     def elapsed_time(self) -> Optional[float]:
@@ -59,7 +57,7 @@ class WorkoutSnapshot:
     @property
     def unknown_devices(self) -> List[str]:
         """Addresses strapd has never seen among the session's devices (a typo never connects)."""
-        return list(self.raw.get("unknownDevices") or [])
+        return list_member(self.raw, "unknownDevices")
 
     def __repr__(self) -> str:
         return f"WorkoutSnapshot(session={self.session_id!r}, state={self.state!r})"
