@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench bench-bleak fuzz fuzz-ci demo demo-mqtt install clean lab lab-peer lab-powercut
+.PHONY: help deps build release test torture bench bench-bleak fuzz fuzz-ci demo demo-mqtt install deb clean lab lab-peer lab-powercut
 
 help:
 	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
@@ -16,6 +16,7 @@ help:
 	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make bench-bleak  strapd beside the lab's bleak + SQLite logger on this host (mock BlueZ, no VM); BLEAK_SECS"
+	@echo "make deb       the Debian package of HEAD, lintian-checked: .build/deb/strapd_<version>_<arch>.deb (docs/packaging.md)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 	@echo "make lab       the end-to-end lab, every scenario (root; docs/testing.md)"
 	@echo "make lab-powercut  power cuts of the lab VM, POWERCUT_CUTS per sync mode (default 20), prints the table (root)"
@@ -93,6 +94,14 @@ install:
 	install -m 0644 docs/man/strapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/man/strapd.8 $(DESTDIR)$(MANDIR)/man8/
 	[ -e $(DESTDIR)/etc/strapd/strapd.conf ] || install -m 0644 docs/strapd.conf.example $(DESTDIR)/etc/strapd/strapd.conf
+
+# The Debian package (docs/packaging.md): dpkg-buildpackage in a snapshot of HEAD (DEB_REF=
+# another commit or tag), the static release build in the snapshot's own .build, lintian after.
+DEB_REF ?= HEAD
+deb:
+	@scripts/deps.sh deb
+	scripts/deb.sh $(DEB_REF)
+
 # End-to-end lab: real bluetoothd in a qemu VM (root; docs/testing.md). Every scenario.
 lab: deps
 	Tests/lab/selftest.sh

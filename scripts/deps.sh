@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages one purpose needs: `build` (building and running strapd and
 # strapctl; the default), `test` (build + what the test suite runs against), `bench` (build +
-# the benchmark's peers). Usage: scripts/deps.sh [build|test|bench]...
+# the benchmark's peers), `deb` (build + Debian's packaging tools for `make deb`).
+# Usage: scripts/deps.sh [build|test|bench|deb]...
 # Idempotent and non-interactive: packages already present are not touched, and apt's lists
 # are refreshed only when something is missing. docs/dependencies.md says why each is here.
 set -euo pipefail
@@ -28,6 +29,11 @@ BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
   mosquitto             # the benchmark's peer for live latency: a broker strap-bench starts on loopback
 )
+DEB=(
+  debhelper             # dh and its dh_install* helpers behind debian/rules (compat 13)
+  dpkg-dev              # dpkg-buildpackage, dpkg-shlibdeps, dpkg-gencontrol
+  lintian               # Debian's package checker: make deb and scripts/test.sh fail on its errors and warnings
+)
 [ $# -gt 0 ] || set -- build
 PKGS=("${BUILD[@]}")
 purposes=build
@@ -36,7 +42,8 @@ for purpose in "$@"; do
     build) ;;
     test) PKGS+=("${TEST[@]}"); purposes+=+test ;;
     bench) PKGS+=("${BENCH[@]}"); purposes+=+bench ;;
-    *) echo "usage: scripts/deps.sh [build|test|bench]..." >&2; exit 2 ;;
+    deb) PKGS+=("${DEB[@]}"); purposes+=+deb ;;
+    *) echo "usage: scripts/deps.sh [build|test|bench|deb]..." >&2; exit 2 ;;
   esac
 done
 missing=()
