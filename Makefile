@@ -32,7 +32,7 @@ release: deps
 	$(SWIFT) build -c release
 
 test:
-	@scripts/deps.sh test
+	@scripts/deps.sh test deb
 	scripts/test.sh
 
 torture: deps
@@ -55,7 +55,7 @@ bench:
 # docs/benchmarks.md, "The floors, in the VM and on the host".
 BLEAK_SECS ?= 60
 bench-bleak:
-	@scripts/deps.sh test
+	@scripts/deps.sh test deb
 	Benchmarks/bleak-host.sh $(BLEAK_SECS)
 
 fuzz: deps
@@ -69,7 +69,7 @@ demo: deps
 
 # strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v (docs/mqtt.md).
 demo-mqtt: deps
-	@scripts/deps.sh test
+	@scripts/deps.sh test deb
 	scripts/mqtt-demo.sh
 
 # Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,

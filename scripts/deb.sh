@@ -40,6 +40,19 @@ if [ "${DEB_REBUILD:-0}" != 1 ] && [ -f "$deb" ] && [ "$(cat "$dir/built-from" 2
 else
 	rm -f "$dir/built-from"
 	start=$(date +%s)
+	# A clean work tree at that commit (CI's clone): build in the repository's own .build, where
+	# `make install` and the lab's stage-binaries.sh build the same release binaries (the flag
+	# below only changes the link), so CI compiles the release build once. Otherwise (edits in
+	# progress, another commit) the snapshot builds in its own .build.
+	if [ "$commit" = "$(git rev-parse HEAD)" ] && [ -z "$(git status --porcelain --untracked-files=no)" ] &&
+		[ "${DEB_OWN_BUILD:-0}" != 1 ]; then
+		for p in strapd strapctl; do
+			"${SWIFT:-swift}" build -c release --static-swift-stdlib --disable-local-rpath --product $p > "$dir/swift-build.log" 2>&1 ||
+				{ tail -n 20 "$dir/swift-build.log" >&2; echo "deb: the release build failed" >&2; exit 1; }
+		done
+		export STRAPD_PREBUILT=$PWD/.build/release
+		echo "deb: release build of the work tree (clean at $short) in $(( $(date +%s) - start )) s"
+	fi
 	(cd "$src" && dpkg-buildpackage -b -us -uc) > "$dir/build.log" 2>&1 || {
 		tail -n 40 "$dir/build.log" >&2
 		echo "deb: dpkg-buildpackage failed (all of it in $dir/build.log)" >&2

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite (what .ci/run runs): the Swift tests (unit + integration, including
 # the mock-BlueZ, socket, crash and disk-full tests), the Python client's checks
-# (scripts/python-client.sh), the same suite again built with AddressSanitizer, bounded
+# (scripts/python-client.sh), the Debian package checked by lintian and dpkg-deb
+# (scripts/deb-check.sh), the same suite again built with AddressSanitizer, bounded
 # fuzzing of every byte parser, then the end-to-end lab against real bluetoothd when the host
 # can run it.
 set -uo pipefail
@@ -30,6 +31,13 @@ py_line=$(grep -E '^pytest: ' "$log" | tail -1)
 scripts/examples.sh 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 read -r ex_passed ex_failed < <(grep -oE '^examples: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
+
+# The Debian package (scripts/deb-check.sh, docs/packaging.md): dpkg-buildpackage from this
+# commit, lintian with no error or warning, its files, conffile and maintainer scripts. On a
+# clean clone its release build is the one the lab's stage-binaries.sh reuses below.
+timeout "${CI_DEB_SECONDS:-1200}" scripts/deb-check.sh 2>&1 | tee "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+read -r deb_passed deb_failed < <(grep -oE '^deb: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
 
 # AddressSanitizer over the whole suite (the store's crash-test child included), in its own
 # scratch path. A program that defines its own malloc (as the benchmark's allocation
@@ -78,6 +86,6 @@ if [ -n "$asan_failures" ]; then
   printf '%s\n' "$asan_failures"
 fi
 echo "${py_line:-pytest: the Python client did not run}"
-echo "swift tests: $tests run, $issues issues; python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
-echo "ci: $(( tests - (issues > 0 ? 1 : 0) + ${py_passed:-0} + ${ex_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + ${py_failed:-1} + ${ex_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
+echo "swift tests: $tests run, $issues issues; python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; deb: ${deb_passed:-0} passed, ${deb_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
+echo "ci: $(( tests - (issues > 0 ? 1 : 0) + ${py_passed:-0} + ${ex_passed:-0} + ${deb_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + ${py_failed:-1} + ${ex_failed:-1} + ${deb_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
 exit $failed
