@@ -62,6 +62,8 @@ else
 	echo "deb: built $deb from $short in $(( $(date +%s) - start )) s"
 fi
 
+echo "$deb" > "$dir/built-deb"
+
 # Errors and warnings fail; the overrides in debian/strapd.lintian-overrides say why each is there.
 lintian --fail-on error,warning --info "$deb"
 echo "deb: lintian: no errors, no warnings ($(basename "$deb"))"

@@ -43,7 +43,11 @@ def required(scenario, args):
             'logger-subscribed', 'strapd-accounted', 'logger-accounted', 'measured']
     if scenario == 'daemon-systemd':
         return ['pid1-systemd', 'units-installed', 'strapd.socket-active', 'socket-activation', 'strapd-notify-ready',
-                'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused']
+                'delivery-2a37', 'watchdog', 'group-member-reads', 'outsider-refused'] + (
+                    ['package-installed', 'package-enabled', 'package-user-and-state'] if args[1:2] == ['deb'] else [])
+    if scenario == 'systemd-deb-upgrade':
+        return ['packages-staged', 'prev-installed', 'strapd-running', 'follower-following', 'upgraded', 'restarted-once',
+                'resumed', 'delivery-2a37', 'follower-every-sample-once', 'remove-keeps-store', 'purge-deletes-store']
     if scenario == 'daemon-two-adapters':
         return ['adapters', 'strapd-running', 'spread', 'pinned', 'adapter-pulled', 'came-back', 'adapter-lost-logged'] + [
             's%d-%s' % (i, k) for i in range(1, 5) for k in ('scan', 'connect', 'delivery-2a37', 'decode-2a37')]

@@ -53,6 +53,8 @@ daemon-bluetoothd-restart|daemon-bluetoothd-restart|300
 daemon-four-sensors|daemon-four-sensors|480
 daemon-two-adapters|daemon-two-adapters|480
 daemon-systemd|daemon-systemd|300
+daemon-systemd-deb|daemon-systemd 10 deb|420
+systemd-deb-upgrade|systemd-deb-upgrade|480
 powercut|powercut 3|1500"}
 
 pass=0 fail=0 skip=0

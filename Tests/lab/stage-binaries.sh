@@ -3,6 +3,9 @@
 #   DIR/strapctl   swift build -c release --static-swift-stdlib --product strapctl
 #   DIR/strapd     the same, once Package.swift has a strapd product (daemon scenarios)
 #   DIR/root/      make install DESTDIR=DIR/root, when strapd exists (daemon-systemd)
+#   DIR/deb/       the Debian package of HEAD (scripts/deb.sh), when debian/ exists (daemon-systemd deb)
+#   DIR/deb/prev/  the package of LAB_PREV_DEB_REF (default the tag v0.1.0), built once per commit
+#                  into $LAB_CACHE/deb/<commit> (systemd-deb-upgrade; docs/packaging.md)
 #   DIR/dbus-floor probe/dbus_floor.c (peer-bleak's "floor": the least CPU a process woken by
 #                  every notification costs in the VM), when a C compiler is there
 # The static Swift stdlib makes the binaries run in the guest without /opt/swift (they need
@@ -50,5 +53,29 @@ if [ -x "$DIR/strapd" ] && grep -q '^install:' Makefile; then
 	echo "stage-binaries: make install DESTDIR=$DIR/root"
 	make --no-print-directory install DESTDIR="$DIR/root" > "$DIR/install.log" 2>&1 ||
 		{ tail -5 "$DIR/install.log"; exit 1; }
+fi
+rm -rf "$DIR/deb"
+if [ -f debian/control ]; then
+	# Reused when make test's deb stage built it from this commit. A failed package does not
+	# stop the other scenarios: daemon-systemd-deb then fails on the missing /host/deb.
+	if scripts/deb.sh > "$DIR/deb.log" 2>&1; then
+		mkdir -p "$DIR/deb" && cp "$(cat .build/deb/built-deb)" "$DIR/deb/"
+		echo "stage-binaries: $(ls "$DIR/deb")"
+	else
+		tail -n 5 "$DIR/deb.log"; echo "stage-binaries: scripts/deb.sh failed; no package staged ($DIR/deb.log)"
+	fi
+fi
+prev=$(git rev-parse -q --verify "${LAB_PREV_DEB_REF:-v0.1.0}^{commit}" || true)
+if [ -n "$prev" ] && [ -d "$DIR/deb" ]; then
+	# The previous package is a full release build of another commit: once per commit, kept in
+	# the lab cache without its build tree (only the .deb is reused).
+	pdir=${LAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/strapd-lab}/deb/$prev
+	if DEB_DIR=$pdir scripts/deb.sh "$prev" > "$DIR/deb-prev.log" 2>&1; then
+		rm -rf "$pdir/src" "$pdir/src.index"
+		mkdir -p "$DIR/deb/prev" && cp "$(cat "$pdir/built-deb")" "$DIR/deb/prev/"
+		echo "stage-binaries: previous package $(ls "$DIR/deb/prev") (${LAB_PREV_DEB_REF:-v0.1.0}, ${prev:0:12})"
+	else
+		tail -n 5 "$DIR/deb-prev.log"; echo "stage-binaries: the previous package failed ($DIR/deb-prev.log)"
+	fi
 fi
 ls -la "$DIR"

@@ -7,19 +7,46 @@
 # socket ([access] read = group:strapd), a user outside it is refused (exit 4). Up to the
 # sensor's end, strapd's journal holds no warning at all.
 # bluetoothd runs as Debian's bluetooth.service; dbus comes from dbus.socket.
-# Args: 1 seconds of streaming (default 10)
+# With "deb" as the second argument strapd comes from its Debian package instead: the .deb
+# stage-binaries.sh put in /host/deb is installed with dpkg -i (no build tool in the guest) and
+# everything after is the same scenario on the package's files (docs/packaging.md).
+# Args: 1 seconds of streaming (default 10), 2 install|deb (default install)
 # Skips (77) until strapd exists. Assumed CLI: guest/daemon.sh.
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
 SECS=${1:-10}
+FROM=${2:-install}
 daemon_require
 check pid1-systemd "$([ "$(cat /proc/1/comm)" = systemd ] && echo OK || echo FAIL)" "PID 1 is $(cat /proc/1/comm)"
-[ -d /host/root ] || { check units-installed FAIL "no /host/root: the host runs make install DESTDIR=<host dir>/root (selftest.sh does)"; exit 1; }
-cp -a /host/root/. /
-systemd-sysusers >/dev/null 2>&1
-systemctl daemon-reload
+if [ "$FROM" = deb ]; then
+	deb=$(ls /host/deb/strapd_*.deb 2>/dev/null | head -1)
+	[ -n "$deb" ] || { check package-installed FAIL "no /host/deb/strapd_*.deb (stage-binaries.sh stages it)"; exit 1; }
+	# policy-rc.d is Debian's switch for "install, do not start": the postinst still creates
+	# the user and the state directory and enables the units, and the lab's configuration and
+	# adapters are in place before strapd first starts, as in the make-install variant.
+	printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d; chmod 0755 /usr/sbin/policy-rc.d
+	dpkg -i "$deb" > "$OUT/dpkg.log" 2>&1; drc=$?
+	rm -f /usr/sbin/policy-rc.d
+	status=$(dpkg-query -W -f='${Version} ${db:Status-Abbrev}' strapd 2>&1)
+	check package-installed "$([ $drc = 0 ] && case $status in *' ii '*) true ;; *) false ;; esac && echo OK || echo FAIL)" \
+		"dpkg -i $(basename "$deb"): exit $drc, $status; $(tail -n 2 "$OUT/dpkg.log" | paste -sd'|' | head -c 200)"
+	enabled=$(systemctl is-enabled strapd.service strapd.socket 2>&1 | paste -sd' ')
+	check package-enabled "$([ "$enabled" = "enabled enabled" ] && echo OK || echo FAIL)" "strapd.service, strapd.socket: $enabled"
+	state=$(stat -c '%U:%G %a' /var/lib/strapd 2>&1)
+	conffiles=$(dpkg-query -W -f='${Conffiles}' strapd | awk '{print $1}' | paste -sd' ')
+	check package-user-and-state "$(getent passwd strapd > /dev/null && [ "$state" = "strapd:strapd 750" ] &&
+		[ "$conffiles" = /etc/strapd/strapd.conf ] && echo OK || echo FAIL)" \
+		"user: $(getent passwd strapd | cut -d: -f1,6), /var/lib/strapd: $state, conffiles: $conffiles"
+	# The checks run the packaged strapctl too.
+	STRAPCTL=/usr/bin/strapctl DECODER=/usr/bin/strapctl
+else
+	[ -d /host/root ] || { check units-installed FAIL "no /host/root: the host runs make install DESTDIR=<host dir>/root (selftest.sh does)"; exit 1; }
+	cp -a /host/root/. /
+	systemd-sysusers >/dev/null 2>&1
+	systemctl daemon-reload
+fi
 units=$(systemctl list-unit-files 'strapd*' --no-legend | awk '{print $1}' | paste -sd' ')
 case $units in
 *strapd.service*strapd.socket* | *strapd.socket*strapd.service*) check units-installed OK "$units" ;;
