@@ -72,6 +72,10 @@ public enum PacketJSON {
             ])
         case .manufacturerName, .modelNumber, .serialNumber, .firmwareRevision, .hardwareRevision, .softwareRevision:
             return .fields([("value", .string(try DeviceInformationString.decode(characteristic, bytes).value))])
+        case .cyclingPowerMeasurement, .cyclingPowerFeature, .cyclingPowerControlPoint, .fitnessMachineFeature,
+             .indoorBikeData, .trainingStatus, .supportedResistanceLevelRange, .supportedPowerRange,
+             .fitnessMachineControlPoint, .fitnessMachineStatus:
+            return try renderTrainer(characteristic, bytes)
         }
     }
 

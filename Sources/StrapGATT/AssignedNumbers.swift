@@ -6,6 +6,8 @@ public enum GATTService: UInt16, Sendable, CaseIterable {
     case runningSpeedAndCadence = 0x1814
     case battery = 0x180F
     case deviceInformation = 0x180A
+    case cyclingPower = 0x1818
+    case fitnessMachine = 0x1826
 
     /// The 128-bit form BlueZ uses on D-Bus, e.g. `0000180d-0000-1000-8000-00805f9b34fb`.
     public var uuidString: String { bluetoothBaseUUID(rawValue) }
@@ -28,6 +30,16 @@ public enum GATTCharacteristic: UInt16, Sendable, CaseIterable {
     case firmwareRevision = 0x2A26
     case hardwareRevision = 0x2A27
     case softwareRevision = 0x2A28
+    case cyclingPowerMeasurement = 0x2A63
+    case cyclingPowerFeature = 0x2A65
+    case cyclingPowerControlPoint = 0x2A66
+    case fitnessMachineFeature = 0x2ACC
+    case indoorBikeData = 0x2AD2
+    case trainingStatus = 0x2AD3
+    case supportedResistanceLevelRange = 0x2AD6
+    case supportedPowerRange = 0x2AD8
+    case fitnessMachineControlPoint = 0x2AD9
+    case fitnessMachineStatus = 0x2ADA
 
     public var uuidString: String { bluetoothBaseUUID(rawValue) }
 
@@ -50,6 +62,16 @@ public enum GATTCharacteristic: UInt16, Sendable, CaseIterable {
         case .firmwareRevision: "firmware-revision"
         case .hardwareRevision: "hardware-revision"
         case .softwareRevision: "software-revision"
+        case .cyclingPowerMeasurement: "cycling-power-measurement"
+        case .cyclingPowerFeature: "cycling-power-feature"
+        case .cyclingPowerControlPoint: "cycling-power-control-point"
+        case .fitnessMachineFeature: "fitness-machine-feature"
+        case .indoorBikeData: "indoor-bike-data"
+        case .trainingStatus: "training-status"
+        case .supportedResistanceLevelRange: "supported-resistance-level-range"
+        case .supportedPowerRange: "supported-power-range"
+        case .fitnessMachineControlPoint: "fitness-machine-control-point"
+        case .fitnessMachineStatus: "fitness-machine-status"
         }
     }
 

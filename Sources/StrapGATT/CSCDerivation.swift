@@ -1,9 +1,11 @@
-/// Turns successive CSC Measurements into speed, cadence and distance
-/// (docs/decoding.md#csc-speed-cadence-and-distance-cscderivation).
+/// Turns successive CSC Measurements, or the revolution data of Cycling Power Measurements,
+/// into speed, cadence and distance (docs/decoding.md#csc-speed-cadence-and-distance-cscderivation).
 ///
 /// Pure and clock-injected: every call takes the packet's receive time (seconds on any
 /// monotonic clock the caller chooses). Wheel and crank keep separate baselines because each
-/// has its own event time.
+/// has its own event time. The rules are the same for both services; only the wheel event
+/// time's unit differs (CSC 1/1024 s, Cycling Power 1/2048 s). Feed one derivation from one
+/// sensor's packets of one kind.
 public struct CSCDerivation: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// Metres per wheel revolution (client config; 2.105 m is a 700×25c road wheel).
@@ -89,13 +91,22 @@ public struct CSCDerivation: Sendable {
     }
 
     public mutating func update(_ m: CSCMeasurement, receivedAt now: Double) -> Output {
+        update(wheelRevolutions: m.wheel?.revolutions, wheelEventTime: m.wheel?.eventTime ?? 0,
+               wheelTicksPerSecond: 1024, crank: m.crank, receivedAt: now)
+    }
+
+    /// The step both services share: wheel data (if `wheelRevolutions` is non-nil) in
+    /// `wheelTicksPerSecond` ticks, crank data in 1/1024 s.
+    mutating func update(wheelRevolutions: UInt32?, wheelEventTime: UInt16, wheelTicksPerSecond: Double,
+                         crank: CSCMeasurement.CrankData?, receivedAt now: Double) -> Output {
         var out = Output(speed: nil, cadence: nil, distance: wheelSeen ? totalDistance : nil,
                          distanceDelta: 0, warnings: [])
-        if let w = m.wheel {
+        if let revolutions = wheelRevolutions {
             // The very first wheel packet is only a baseline: no distance to report yet.
             defer { wheelSeen = true }
-            let (rate, revs) = step(&wheel, revolutions: w.revolutions, modulus: 1 << 32, eventTime: w.eventTime,
-                                    now: now, unitPerRevolution: configuration.wheelCircumference,
+            let (rate, revs) = step(&wheel, revolutions: revolutions, modulus: 1 << 32, eventTime: wheelEventTime,
+                                    ticksPerSecond: wheelTicksPerSecond, now: now,
+                                    unitPerRevolution: configuration.wheelCircumference,
                                     gate: configuration.maxSpeed, reverse: true, warnings: &out.warnings)
             out.speed = rate
             if revs > 0 {
@@ -105,9 +116,9 @@ public struct CSCDerivation: Sendable {
             }
             out.distance = wheelSeen ? totalDistance : nil
         }
-        if let c = m.crank {
-            out.cadence = step(&crank, revolutions: UInt32(c.revolutions), modulus: 1 << 16, eventTime: c.eventTime,
-                               now: now, unitPerRevolution: 60, gate: configuration.maxCadence,
+        if let c = crank {
+            out.cadence = step(&self.crank, revolutions: UInt32(c.revolutions), modulus: 1 << 16, eventTime: c.eventTime,
+                               ticksPerSecond: 1024, now: now, unitPerRevolution: 60, gate: configuration.maxCadence,
                                reverse: false, warnings: &out.warnings).rate
         }
         return out
@@ -115,15 +126,17 @@ public struct CSCDerivation: Sendable {
 
     /// Advances one channel; returns the rate (per second × unitPerRevolution) and the
     /// revolutions that count toward distance.
-    private func step(_ ch: inout Channel, revolutions: UInt32, modulus: UInt64, eventTime: UInt16, now: Double,
+    private func step(_ ch: inout Channel, revolutions: UInt32, modulus: UInt64, eventTime: UInt16,
+                      ticksPerSecond: Double, now: Double,
                       unitPerRevolution: Double, gate: Double, reverse: Bool,
                       warnings: inout Warnings) -> (rate: Double?, revolutions: UInt32) {
         guard ch.hasBaseline else {
             ch.rebaseline(revolutions: revolutions, eventTime: eventTime, at: now)
             return (nil, 0)
         }
-        // Beyond 64 s of wall clock the 16-bit event time may have wrapped more than once.
-        if now - ch.receivedAt > 64 {
+        // Beyond one event-time period of wall clock (64 s at 1/1024 s, 32 s at 1/2048 s) the
+        // 16-bit event time may have wrapped more than once.
+        if now - ch.receivedAt > 65536 / ticksPerSecond {
             warnings.insert(.rebaselined)
             ch.lastRate = nil
             ch.rebaseline(revolutions: revolutions, eventTime: eventTime, at: now)
@@ -142,7 +155,7 @@ public struct CSCDerivation: Sendable {
             }
             return (waited > 0 ? min(last, unitPerRevolution / waited) : last, 0)
         }
-        let seconds = Double(ticks) / 1024
+        let seconds = Double(ticks) / ticksPerSecond
         let rawDelta = (UInt64(revolutions) &+ modulus &- UInt64(ch.revolutions)) % modulus
         if reverse, modulus - rawDelta <= UInt64(configuration.reverseMotionWindow) {
             warnings.insert(.reverseMotion)

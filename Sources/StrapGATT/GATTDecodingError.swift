@@ -9,8 +9,10 @@ public enum GATTDecodingError: Error, Equatable, Sendable, CustomStringConvertib
     case outOfRange(GATTCharacteristic, field: StaticStringName, value: Int)
     /// A Device Information string is not valid UTF-8.
     case invalidUTF8(GATTCharacteristic)
-    /// An SC Control Point indication that is not a response (op code 0x10).
+    /// A control point indication that is not a response (SC 0x10, CP 0x20, FTMS 0x80).
     case notAResponse(GATTCharacteristic, opCode: UInt8)
+    /// A control point request or status whose op code this decoder does not know.
+    case unknownOpCode(GATTCharacteristic, opCode: UInt8)
 
     public var description: String {
         switch self {
@@ -23,7 +25,20 @@ public enum GATTDecodingError: Error, Equatable, Sendable, CustomStringConvertib
         case let .invalidUTF8(c):
             "\(c.name): value is not valid UTF-8"
         case let .notAResponse(c, opCode):
-            "\(c.name): op code 0x\(String(opCode, radix: 16)) is not a response (0x10)"
+            "\(c.name): op code 0x\(String(opCode, radix: 16)) is not a response (0x\(String(c.responseOpCode, radix: 16)))"
+        case let .unknownOpCode(c, opCode):
+            "\(c.name): op code 0x\(String(opCode, radix: 16)) is not one this decoder knows"
+        }
+    }
+}
+
+extension GATTCharacteristic {
+    /// The op code that starts a control point's response indication.
+    public var responseOpCode: UInt8 {
+        switch self {
+        case .cyclingPowerControlPoint: 0x20
+        case .fitnessMachineControlPoint: 0x80
+        default: 0x10
         }
     }
 }
@@ -50,6 +65,12 @@ public struct DecodeWarnings: OptionSet, Sendable, Hashable {
     public static let noData = DecodeWarnings(rawValue: 1 << 2)
     /// Octets after the last field the flags announce (legal for CSC/RSC, reported for clarity).
     public static let trailingOctets = DecodeWarnings(rawValue: 1 << 3)
+    /// A Cycling Power Measurement announcing both extreme force and extreme torque, which the
+    /// spec forbids (a sensor measures one or the other); both are decoded.
+    public static let conflictingFlags = DecodeWarnings(rawValue: 1 << 4)
+    /// An Indoor Bike Data record that ended without the packet carrying More Data = 0
+    /// (`IndoorBikeDataAssembler`): emitted as it stood.
+    public static let unterminatedRecord = DecodeWarnings(rawValue: 1 << 5)
 
     /// Stable camelCase names, as `strapctl decode` prints them.
     public var names: [String] {
@@ -58,6 +79,8 @@ public struct DecodeWarnings: OptionSet, Sendable, Hashable {
         if contains(.danglingOctet) { out.append("danglingOddOctet") }
         if contains(.noData) { out.append("noDataFlags") }
         if contains(.trailingOctets) { out.append("trailingOctetsIgnored") }
+        if contains(.conflictingFlags) { out.append("extremeForceAndTorqueBothFlagged") }
+        if contains(.unterminatedRecord) { out.append("recordWithoutFinalPacket") }
         return out
     }
 }

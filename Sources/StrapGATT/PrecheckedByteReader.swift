@@ -30,6 +30,14 @@ struct PrecheckedByteReader {
         return v
     }
 
+    @inlinable mutating func s16() -> Int16 { Int16(bitPattern: u16()) }
+
+    @inlinable mutating func u24() -> UInt32 {
+        let v = UInt32(bytes[offset]) | UInt32(bytes[offset &+ 1]) &<< 8 | UInt32(bytes[offset &+ 2]) &<< 16
+        offset &+= 3
+        return v
+    }
+
     @inlinable mutating func u32() -> UInt32 {
         var v: UInt32 = 0
         for i in 0..<4 { v |= UInt32(bytes[offset &+ i]) &<< (8 &* UInt32(i)) }
@@ -44,6 +52,8 @@ struct ByteWriter {
     init(capacity: Int = 20) { bytes.reserveCapacity(capacity) }
     mutating func u8(_ v: UInt8) { bytes.append(v) }
     mutating func u16(_ v: UInt16) { bytes.append(UInt8(v & 0xFF)); bytes.append(UInt8(v >> 8)) }
+    mutating func s16(_ v: Int16) { u16(UInt16(bitPattern: v)) }
+    mutating func u24(_ v: UInt32) { for i in 0..<3 { bytes.append(UInt8((v >> (8 * UInt32(i))) & 0xFF)) } }
     mutating func u32(_ v: UInt32) { for i in 0..<4 { bytes.append(UInt8((v >> (8 * UInt32(i))) & 0xFF)) } }
 }
 

@@ -116,6 +116,10 @@ public struct DeviceIngest: Sendable {
                 }
             case .heartRateControlPoint, .scControlPoint, .cscFeature, .rscFeature:
                 break       // configuration, not measurements
+            case .cyclingPowerMeasurement, .cyclingPowerFeature, .cyclingPowerControlPoint, .fitnessMachineFeature,
+                 .indoorBikeData, .trainingStatus, .supportedResistanceLevelRange, .supportedPowerRange,
+                 .fitnessMachineControlPoint, .fitnessMachineStatus:
+                break       // decoded by StrapGATT; not ingested as samples yet (issue 35)
             }
         } catch {
             out.rejected = error
