@@ -24,7 +24,9 @@ extension RequestRouter {
                 session.pendingReplies -= 1
                 switch outcome {
                 case .success(let (token, info)):
-                    stream.started(token: token, service: service, reply: Reply.success(id: request.id, resultJSON: Array(((try? Self.json(info)) ?? "{}").utf8)))
+                    stream.started(reply: Reply.success(id: request.id, resultJSON: Array(((try? Self.json(info)) ?? "{}").utf8))) {
+                        service.unfollow(workout, token: token)
+                    }
                 case .failure(let error):
                     stream.failedToStart(Reply.failure(id: request.id, error: WireError(error)))
                     streamEnded(id: request.id, in: session, stream: stream)
@@ -35,97 +37,35 @@ extension RequestRouter {
     }
 }
 
-/// One `workout.live` follower. Events reach it on any queue and are written on the
-/// connection's; until the `ok` is written they wait, so the reply always comes first. A
-/// follower above its connection's high-water mark misses statistics and is told how many
-/// (`dropped`); `workout.get` gives the whole picture again. Any other event is delivered or
-/// the stream ends with an `error` (`busy`) after the last one delivered: never a silent gap.
-final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
-    /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
-    private weak var router: RequestRouter?
-    let session: ClientSession
-    let id: RequestID
+/// One `workout.live` follower (a `WorkoutEventStream`). A follower above its connection's
+/// high-water mark misses statistics and is told how many (`dropped`); `workout.get` gives
+/// the whole picture again. Any other event is delivered or ends the stream with an `error`.
+final class WorkoutLiveStream: WorkoutEventStream<WorkoutFeedEvent>, @unchecked Sendable {
     let workout: UUID
     /// Confined to the connection's queue.
-    private var token: Int?
-    private var service: WorkoutService?
-    private var waiting: [WorkoutFeedEvent] = []
-    private var isStarted = false
-    private var ended = false
     private var dropped = 0
-    /// The `error` that ends an overflowed stream, until the connection has room for it.
-    private var pendingError: [UInt8]?
 
     init(router: RequestRouter, session: ClientSession, id: RequestID, workout: UUID) {
-        self.router = router
-        self.session = session
-        self.id = id
         self.workout = workout
+        super.init(router: router, session: session, id: id, reader: "follower",
+                   startOver: "read the session with workout.get and follow it again")
     }
 
-    /// Any queue.
-    func enqueue(_ event: WorkoutFeedEvent) {
-        session.connection.queue.async { [self] in
-            if isStarted { write(event) } else { waiting.append(event) }
-        }
-    }
+    override func encode(_ event: WorkoutFeedEvent) -> (kind: String, data: [UInt8]) { Self.encode(event) }
 
-    func started(token: Int, service: WorkoutService, reply: [UInt8]) {
-        self.token = token
-        self.service = service
-        guard !ended else { service.unfollow(workout, token: token); return }
-        session.connection.write(reply)
-        isStarted = true
-        let pending = waiting
-        waiting = []
-        for e in pending { write(e) }
-    }
-
-    func failedToStart(_ reply: [UInt8]) {
-        ended = true
-        session.connection.write(reply)
-    }
-
-    private func write(_ event: WorkoutFeedEvent) {
-        guard !ended else { return }
-        let (kind, data) = Self.encode(event)
-        // State changes and saves are rare: never dropped; statistics are dropped when behind.
+    /// State changes and saves are rare: never dropped; statistics are dropped when behind.
+    override func admit(_ event: WorkoutFeedEvent) -> Bool {
         if case .statistics = event, session.connection.isAboveHighWater {
             dropped += 1
-            return
+            return false
         }
         if dropped > 0 { flushDropped() }
-        switch session.connection.write(Reply.event(id: id, kind: kind, dataJSON: data)) {
-        case .queued:
-            guard case .finished = event else { return }
-            end()
-            router?.streamEnded(id: id, in: session, stream: self)
-        case .rejected:
-            overflowed(by: kind)
-        case .closed:
-            break
-        }
+        return true
     }
 
-    /// An event the stream promises not to drop does not fit the connection's buffer (a
-    /// follower that stopped reading while `message`s, which are never dropped either, filled
-    /// it). Rather than leave a gap the follower cannot see, the stream ends here: its last
-    /// event is an `error`, written as soon as there is room for it.
-    private func overflowed(by kind: String) {
-        end()
-        pendingError = Reply.event(id: id, kind: "error", data: [
-            "code": .string(ErrorCode.busy.rawValue),
-            "message": .string("this follower fell behind: a \(kind) event did not fit its connection's output buffer " +
-                               "(client_buffer), so the stream ends here; read the session with workout.get and follow it again"),
-        ])
-        flushPendingError()
-    }
-
-    private func flushPendingError() {
-        guard let error = pendingError else { return }
-        if session.connection.write(error) == .rejected { return }
-        pendingError = nil
-        router?.streamEnded(id: id, in: session, stream: self)
+    override func isLast(_ event: WorkoutFeedEvent) -> Bool {
+        if case .finished = event { return true }
+        return false
     }
 
     private func flushDropped() {
@@ -134,25 +74,8 @@ final class WorkoutLiveStream: RouterStream, @unchecked Sendable {
         }
     }
 
-    func outputDrained() {
-        if pendingError != nil { flushPendingError() } else if !ended, dropped > 0 { flushDropped() }
-    }
-
-    func cancel(notify: Bool) {
-        if let error = pendingError {
-            // Ended by the overflow already: the follower learns that, not a plain `cancelled`.
-            pendingError = nil
-            if notify { session.connection.write(error) }
-            return
-        }
-        guard !ended else { return }
-        end()
-        if notify { session.connection.write(Reply.event(id: id, kind: "cancelled", data: [:])) }
-    }
-
-    private func end() {
-        ended = true
-        if let token, let service { service.unfollow(workout, token: token) }
+    override func outputDrained() {
+        if owesError { super.outputDrained() } else if !ended, dropped > 0 { flushDropped() }
     }
 
     static func encode(_ event: WorkoutFeedEvent) -> (String, [UInt8]) {

@@ -23,7 +23,7 @@ extension RequestRouter {
                 session.pendingReplies -= 1
                 switch body {
                 case .success(let json):
-                    stream.started(token: token, service: service, reply: Reply.success(id: request.id, resultJSON: Array(json.utf8)))
+                    stream.started(reply: Reply.success(id: request.id, resultJSON: Array(json.utf8))) { service.unwatch(token) }
                 case .failure(let error):
                     service.unwatch(token)
                     stream.failedToStart(Reply.failure(id: request.id, error: WireError(error)))
@@ -35,88 +35,18 @@ extension RequestRouter {
     }
 }
 
-/// One `workout.watch` stream. Announcements reach it on any queue and are written on the
-/// connection's, after the `ok`. They are rare and never dropped: one that does not fit a
-/// follower who stopped reading ends the stream with an `error` (`busy`), as `workout.live` does.
-final class WorkoutWatchStream: RouterStream, @unchecked Sendable {
-    /// Weak: a stream's last hop may run after the router is gone (a daemon stopped).
-    private weak var router: RequestRouter?
-    let session: ClientSession
-    let id: RequestID
-    /// Confined to the connection's queue.
-    private var token: Int?
-    private var service: WorkoutService?
-    private var waiting: [WorkoutAnnouncement] = []
-    private var isStarted = false
-    private var ended = false
-    private var pendingError: [UInt8]?
-
+/// One `workout.watch` stream (a `WorkoutEventStream`). Announcements are rare and never
+/// dropped: one that does not fit a watcher who stopped reading ends the stream with an
+/// `error` (`busy`), as `workout.live` does.
+final class WorkoutWatchStream: WorkoutEventStream<WorkoutAnnouncement>, @unchecked Sendable {
     init(router: RequestRouter, session: ClientSession, id: RequestID) {
-        self.router = router
-        self.session = session
-        self.id = id
+        super.init(router: router, session: session, id: id, reader: "watcher",
+                   startOver: "list the sessions with workout.list and watch again")
     }
 
-    /// Any queue.
-    func enqueue(_ announcement: WorkoutAnnouncement) {
-        session.connection.queue.async { [self] in
-            if isStarted { write(announcement) } else { waiting.append(announcement) }
-        }
-    }
-
-    func started(token: Int, service: WorkoutService, reply: [UInt8]) {
-        self.token = token
-        self.service = service
-        guard !ended else { service.unwatch(token); return }
-        session.connection.write(reply)
-        isStarted = true
-        let pending = waiting
-        waiting = []
-        for a in pending { write(a) }
-    }
-
-    func failedToStart(_ reply: [UInt8]) {
-        ended = true
-        session.connection.write(reply)
-    }
-
-    private func write(_ announcement: WorkoutAnnouncement) {
-        guard !ended else { return }
-        let (kind, data) = Self.encode(announcement)
-        if session.connection.write(Reply.event(id: id, kind: kind, data: data)) == .rejected {
-            end()
-            pendingError = Reply.event(id: id, kind: "error", data: [
-                "code": .string(ErrorCode.busy.rawValue),
-                "message": .string("this watcher fell behind: a \(kind) event did not fit its connection's output buffer " +
-                                   "(client_buffer), so the stream ends here; list the sessions with workout.list and watch again"),
-            ])
-            flushPendingError()
-        }
-    }
-
-    private func flushPendingError() {
-        guard let error = pendingError else { return }
-        if session.connection.write(error) == .rejected { return }
-        pendingError = nil
-        router?.streamEnded(id: id, in: session, stream: self)
-    }
-
-    func outputDrained() { flushPendingError() }
-
-    func cancel(notify: Bool) {
-        if let error = pendingError {
-            pendingError = nil
-            if notify { session.connection.write(error) }
-            return
-        }
-        guard !ended else { return }
-        end()
-        if notify { session.connection.write(Reply.event(id: id, kind: "cancelled", data: [:])) }
-    }
-
-    private func end() {
-        ended = true
-        if let token, let service { service.unwatch(token) }
+    override func encode(_ a: WorkoutAnnouncement) -> (kind: String, data: [UInt8]) {
+        let (kind, data) = Self.encode(a)
+        return (kind, JSONWriter.bytes(.object(data)))
     }
 
     /// Every event names the session (upper case) and the state it is in after the change.
