@@ -233,10 +233,8 @@ final class FollowStream: RouterStream, ParkedFollower, @unchecked Sendable {
                     if lines.isEmpty { schedule() } else { write(lines) }
                 }
             case .failure(let error):
-                let e = WireError(error)
-                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
-                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
-                return ServerHop(queue: session.connection.queue) { [self, data] in stop(kind: "error", data: data) }
+                let data = FollowerError.data(error)
+                return ServerHop(queue: session.connection.queue) { [self] in stop(kind: "error", data: data) }
             }
         }
     }
@@ -251,8 +249,7 @@ final class FollowStream: RouterStream, ParkedFollower, @unchecked Sendable {
             retry = lines
         case .rejected:
             // Only one item larger than the whole budget gets here (pages are cut to it).
-            stop(kind: "error", data: ["code": .string("internal"), "message": .string(
-                "an item of \(lines.count) bytes does not fit this connection's buffer; raise client_buffer in strapd.conf")])
+            stop(kind: "error", data: FollowerError.refused("an item", bytes: lines.count))
         case .closed:
             state = .ended
             deactivate()

@@ -146,10 +146,8 @@ final class StatisticsFollowStream: RouterStream, ParkedFollower, @unchecked Sen
             do throws(StrapError) {
                 page = try query.store.anchored(types: [.quantity(query.type)], predicate: query.predicate, anchor: from, limit: 1024)
             } catch {
-                let e = WireError(error)
-                var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
-                if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
-                return ServerHop(queue: session.connection.queue) { [self, data] in stop(kind: "error", data: data) }
+                let data = FollowerError.data(error)
+                return ServerHop(queue: session.connection.queue) { [self] in stop(kind: "error", data: data) }
             }
             var touched = Set<Int>()
             for case .sample(let s) in page.added { if let i = query.index(of: s.start) { touched.insert(i) } }
@@ -237,8 +235,7 @@ final class StatisticsFollowStream: RouterStream, ParkedFollower, @unchecked Sen
                 return
             case .rejected:
                 // Lines are cut to the budget, which always fits an empty buffer: not reached.
-                stop(kind: "error", data: ["code": .string("internal"), "message": .string(
-                    "an update of \(line.count) bytes does not fit this connection's buffer; raise client_buffer in strapd.conf")])
+                stop(kind: "error", data: FollowerError.refused("an update", bytes: line.count))
                 return
             case .closed:
                 state = .ended
@@ -280,5 +277,24 @@ final class StatisticsFollowStream: RouterStream, ParkedFollower, @unchecked Sen
     private func deactivate() {
         active.store(false, ordering: .releasing)
         router?.follow.unpark(self)
+    }
+}
+
+/// The `error` events that end a follower (`samples.anchored` and `statistics.collection`
+/// with `follow`).
+enum FollowerError {
+    /// A store read failed: its code, message and detail (e.g. `oldestAnchor`).
+    static func data(_ error: StrapError) -> JSONObject {
+        let e = WireError(error)
+        var data: JSONObject = ["code": .string(e.code.rawValue), "message": .string(e.message)]
+        if let extra = e.data { for (k, v) in extra.entries { data[k] = v } }
+        return data
+    }
+
+    /// A line refused by a connection that is not behind: larger than its whole buffer. Lines
+    /// are cut to a budget that fits, so only one item larger than that budget gets here.
+    static func refused(_ what: String, bytes: Int) -> JSONObject {
+        ["code": .string(ErrorCode.internal.rawValue), "message": .string(
+            "\(what) of \(bytes) bytes does not fit this connection's buffer; raise client_buffer in strapd.conf")]
     }
 }
