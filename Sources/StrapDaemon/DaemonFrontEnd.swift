@@ -38,9 +38,6 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         let directory = DeviceDirectory()
         self.directory = directory
         _ = live.subscribe { events in directory.observe(events) }
-        pipeline.onQuietNotification = { address, characteristic, time in
-            directory.noteQuietNotification(address, characteristic, at: time)
-        }
         // Sessions were recovered before (their service starts first); from here on they count
         // what the sources deliver.
         workouts?.attach(hub: live) { [pipeline] in

@@ -41,25 +41,26 @@ public final class DeviceDirectory: Sendable {
                 case let .link(address, up, reason, time):
                     Self.update(address, in: &devices) { info in
                         info.connected = up
-                        // Max: quiet notifications are noted at once, link events at hand-off.
+                        // Max: never back, whatever the order of a turn's events.
                         info.lastSeen = max(info.lastSeen ?? time, time)
                         if !up { info.lastDisconnectReason = reason }
                     }
+                case let .quietNotification(address, characteristic, time):
+                    Self.noteQuiet(address, characteristic, at: time, in: &devices)
                 }
             }
         }
     }
 
-    /// A notification that yielded no sample (`Pipeline.onQuietNotification`): the device is
+    /// A notification that yielded no sample (`LiveEvent.quietNotification`): the device is
     /// alive; a measurement notification counts as one received.
-    public func noteQuietNotification(_ address: SensorAddress, _ characteristic: GATTCharacteristic, at time: Millis) {
+    private static func noteQuiet(_ address: SensorAddress, _ characteristic: GATTCharacteristic, at time: Millis,
+                                  in devices: inout [SensorAddress: DeviceInfo]) {
         let measurement = characteristic == .heartRateMeasurement || characteristic == .cscMeasurement
             || characteristic == .rscMeasurement
-        devices.withLock { devices in
-            Self.update(address, in: &devices) { info in
-                info.lastSeen = max(info.lastSeen ?? time, time)
-                if measurement { info.notifications += 1 }
-            }
+        update(address, in: &devices) { info in
+            info.lastSeen = max(info.lastSeen ?? time, time)
+            if measurement { info.notifications += 1 }
         }
     }
 

@@ -1,3 +1,4 @@
+import StrapGATT
 import StrapIngest
 import StrapModel
 import Synchronization
@@ -15,6 +16,10 @@ public enum LiveEvent: Sendable {
     /// A link-quality reading (docs/operations.md#link-quality-rssi): the RSSI in dBm, or why there
     /// is none.
     case linkQuality(SensorAddress, rssi: Int?, reason: String?)
+    /// A notification that yielded no sample (a CSC packet with unchanged counters, a repeated
+    /// battery level, a rejected packet): still a sign of life, which the device directory's
+    /// last seen follows. Nothing is sent to clients for it.
+    case quietNotification(SensorAddress, GATTCharacteristic, Millis)
 }
 
 /// Live fan-out to the daemon's few in-process subscribers: the device directory and the

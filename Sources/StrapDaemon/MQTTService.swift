@@ -147,6 +147,8 @@ final class MQTTStateFeed: RetainedStateSource, @unchecked Sendable {
                     }
                 case .change(let a, _), .link(let a, _, _, _), .linkQuality(let a, _, _):
                     o.dirty.insert(a)
+                case .quietNotification:
+                    break
                 }
             }
         }

@@ -46,10 +46,6 @@ public final class Pipeline: @unchecked Sendable {
     public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
     /// Called on `queue` for device changes the daemon acts on (energy saturated, identity).
     public var onChange: (@Sendable (SensorAddress, DeviceIngest.Change) -> Void)?
-    /// Called on `queue` for a notification that yielded no sample (a CSC packet with unchanged
-    /// counters, a repeated battery level, a rejected packet): still a sign of life, which the
-    /// device directory's last seen follows. Samples carry their own times.
-    public var onQuietNotification: (@Sendable (SensorAddress, GATTCharacteristic, Millis) -> Void)?
     /// A tap for `--record`: every event as submitted, before decoding.
     public var recorder: (@Sendable (SensorEvent) -> Void)?
 
@@ -183,8 +179,10 @@ public final class Pipeline: @unchecked Sendable {
             if livePublishing { outLive.append(.event(.link(address, up: false, reason: reason, time.wall))) }
         }
         let produced = out.samples.count - mark
-        if produced == 0, case let .notification(_, characteristic, _, time) = event {
-            onQuietNotification?(address, characteristic, time.wall)
+        // A sign of life all the same: it goes with the turn's live events to the device
+        // directory's last seen, in the same hand-off as the samples (no call of its own).
+        if produced == 0, livePublishing, case let .notification(_, characteristic, _, time) = event {
+            outLive.append(.event(.quietNotification(address, characteristic, time.wall)))
         }
         if produced > 0 {
             sampleCount.add(produced, ordering: .relaxed)

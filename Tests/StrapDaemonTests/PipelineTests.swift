@@ -100,7 +100,6 @@ func simulatedEvents(count: Int = 2, seconds: Double, seed: UInt64 = 1, dropouts
         let (pipeline, live) = makePipeline(store: store)
         let directory = DeviceDirectory()
         _ = live.subscribe { directory.observe($0) }
-        pipeline.onQuietNotification = { directory.noteQuietNotification($0, $1, at: $2) }
         let csc = "AA:BB:CC:DD:EE:02"
         let stopped = CSCMeasurement(wheel: .init(revolutions: 100, eventTime: 2048), crank: .init(revolutions: 50, eventTime: 2048)).encoded()
         let t0: Millis = 1_700_000_000_000

@@ -83,11 +83,19 @@ final class LiveFanout: @unchecked Sendable {
         guard let queue = subscribers.withLock({ $0.values.first?.session.connection.queue }) else { return }
         let full = pending.withLock { p in
             if p.events.count < Self.maximumPendingEvents { return false }
-            p.missed += events.reduce(0) { n, e in if case .samples(let s) = e { n + s.count } else { n + 1 } }
+            p.missed += events.reduce(0) { n, e in
+                switch e {
+                case .samples(let s): n + s.count
+                case .quietNotification: n
+                default: n + 1
+                }
+            }
             return true
         }
         var encoded: [Encoded] = []
         if !full { for event in events { Self.encode(event, into: &encoded) } }
+        // A turn of quiet notifications only: nothing for clients, no turn of the server queue.
+        if !full, encoded.isEmpty { return }
         let schedule = pending.withLock { p -> Bool in
             p.events += encoded
             defer { p.scheduled = true }
@@ -155,6 +163,8 @@ final class LiveFanout: @unchecked Sendable {
             var o: JSONObject = ["address": .string(address), "change": .string("rssi"), "rssi": rssi.map { .int(Int64($0)) } ?? .null]
             if rssi == nil, let reason { o["rssiUnavailable"] = .string(reason) }
             out.append(Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(o))))
+        case .quietNotification:
+            break
         }
     }
 }
