@@ -9,6 +9,9 @@ it with one sensor at real time, then reads everything from anchor 0 three ways:
 - ``pages``: ``Store.anchored()`` without follow, one page request at a time.
 
     python bench/catchup.py [--samples 200000] [--strapd .build/release/strapd]
+    python bench/catchup.py --socket PATH --json   # follow only, against a running strapd
+
+``strap-bench client`` runs the second form against its own daemon, beside StrapKit.
 
 Prints one line per method: the rate by the wall clock (what a reader sees, strapd's work
 included) and by this process's CPU time (the client's own cost, less sensitive to other
@@ -113,7 +116,16 @@ def main(argv: Optional[List[str]] = None) -> None:
     parser.add_argument("--samples", type=int, default=200_000)
     parser.add_argument("--strapd", default=os.environ.get("STRAPD_BIN") or default_binary())
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--socket", help="a running strapd's socket: no store is filled, only follow is measured")
+    parser.add_argument("--json", action="store_true", help='one line {"follow": [samples/s per round], "cpu": [...]}')
     args = parser.parse_args(argv)
+    if args.socket:
+        runs = [asyncio.run(follow(args.socket, args.samples)) for _ in range(args.rounds)]
+        if args.json:
+            print(json.dumps({"follow": [r[0] for r in runs], "cpu": [r[1] for r in runs]}))
+        else:
+            print(f"follow {sorted(r[0] for r in runs)[len(runs) // 2] / 1000:5.0f} k samples/s")
+        return
     directory = tempfile.mkdtemp(prefix="strapd-pybench-")
     sock = os.path.join(directory, "s.sock")
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import json
 from typing import Any, Deque, Dict, List, Optional, Tuple, Union
 
@@ -141,6 +142,8 @@ class Connection(asyncio.Protocol):
         else:
             lines = data[:cut]
         self._partial = [data[cut + 1:]] if cut + 1 < len(data) else []
+        if lines.startswith(b'{"id":') and self._added_run(lines):
+            return
         try:
             messages = json.loads(b"[" + lines.replace(b"\n", b",") + b"]")
         except ValueError:
@@ -174,6 +177,32 @@ class Connection(asyncio.Protocol):
         for stream in woken:
             stream.wake()
         self.check_high_water()
+
+    def _added_run(self, lines: bytes) -> bool:
+        """A catch-up's common read: only ``added`` events of one stream. Their envelopes are
+        cut out with one ``replace`` and the items parsed as one array, without an envelope
+        object per item. False (nothing done) for any other read."""
+        head = lines.find(b',"event":"added","data":', 6, 40)
+        if head < 0:
+            return False
+        prefix = lines[:head + 24]
+        # strapd's lines hold no raw newline, so "}\n" + prefix only occurs between lines.
+        body = lines.replace(b"}\n" + prefix, b",")
+        if b"\n" in body or not body.endswith(b"}"):
+            return False
+        digits = prefix[6:head]
+        stream = self.streams.get(int(digits)) if digits.isdigit() else None
+        if stream is None or stream.cancel_sent:
+            return False
+        try:
+            items = json.loads(b"[" + body[len(prefix):-1] + b"]")
+        except ValueError:
+            return False
+        stream.events.extend(zip(itertools.repeat("added"), items))
+        self.queued += len(items)
+        stream.wake()
+        self.check_high_water()
+        return True
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
         if self.closed is None:
