@@ -49,7 +49,7 @@ final class Connection: Sendable {
 
     /// Connects (blocking; a unix socket connects at once or fails) and starts the reader.
     /// `onClose` runs once, on the reader thread, with why the connection ended.
-    static func open(path: String, onClose: @escaping @Sendable (Connection, StrapKitError) -> Void) throws(StrapKitError) -> Connection {
+    static func open(path: String, executor: ReaderExecutor? = nil, onClose: @escaping @Sendable (Connection, StrapKitError) -> Void) throws(StrapKitError) -> Connection {
         let raw = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard raw >= 0 else { throw .cannotConnect(path: path, reason: "socket: \(Errno.current)") }
         var result: CInt
@@ -65,7 +65,7 @@ final class Connection: Sendable {
             throw .cannotConnect(path: path, reason: reason)
         }
         let connection = Connection(path: path, fd: FileDescriptor(rawValue: raw))
-        guard DetachedThread.spawn(name: "strapkit-read", { connection.readLoop(onClose: onClose) }) else {
+        guard DetachedThread.spawn(name: "strapkit-read", { connection.readLoop(executor: executor, onClose: onClose) }) else {
             Glibc.close(raw)
             throw .cannotConnect(path: path, reason: "no thread for the reader")
         }
@@ -226,14 +226,30 @@ final class Connection: Sendable {
 
     // MARK: the reader
 
-    private func readLoop(onClose: @Sendable (Connection, StrapKitError) -> Void) {
+    private func readLoop(executor: ReaderExecutor?, onClose: @Sendable (Connection, StrapKitError) -> Void) {
         // Server lines stay below 2 MiB (docs/protocol.md *Size*); the margin costs nothing.
         var decoder = LineDecoder(maximumLineLength: 4 << 20)
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 16)
         defer { chunk.deallocate() }
+        // Driving the store's executor, the thread sleeps in poll (the socket and the
+        // executor's wake-up pipe) instead of read, and runs the jobs its reads resumed right away.
+        let driving = executor?.adopt() == true ? executor : nil
+        let polled = UnsafeMutablePointer<pollfd>.allocate(capacity: 2)
+        defer { polled.deallocate() }
         var reason: StrapKitError?
         var batches: [Int64: [WireEvent]] = [:]
         while reason == nil {
+            if let driving {
+                polled[0] = pollfd(fd: fd.rawValue, events: Int16(POLLIN), revents: 0)
+                polled[1] = pollfd(fd: driving.wake, events: Int16(POLLIN), revents: 0)
+                if poll(polled, 2, -1) < 0 {
+                    if Errno.current == .interrupted { continue }
+                    reason = .connectionLost("poll: \(Errno.current)")
+                    break
+                }
+                if polled[1].revents != 0 { driving.runJobs(woken: true) }
+                if polled[0].revents == 0 { continue }
+            }
             let n = Glibc.read(fd.rawValue, chunk.baseAddress, chunk.count)
             if n < 0 {
                 if Errno.current == .interrupted { continue }
@@ -258,6 +274,7 @@ final class Connection: Sendable {
                 }
             }
             flush(&batches)
+            driving?.runJobs(woken: false)
         }
         writer.withLock { open in
             open = false
@@ -268,6 +285,8 @@ final class Connection: Sendable {
             return s.failure!
         }
         failEverything(with: final)
+        driving?.runJobs(woken: false)
+        driving?.resign()
         onClose(self, final)
     }
 

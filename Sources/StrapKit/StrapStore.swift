@@ -40,6 +40,13 @@ public final class StrapStore: Sendable {
     /// This library's semantic version (docs/client.md, *Stability*).
     public static let libraryVersion = "0.1.0"
 
+    /// The thread that reads this store's socket, as a task executor: a consumer that runs
+    /// with `withTaskExecutorPreference(store.executor) { … }` gets each event on the thread
+    /// that read it, without a wake-up of the cooperative pool in between (the lowest latency
+    /// of a followed sample). Its work then holds up the connection's reading: keep it short,
+    /// never block the thread. Between connections its jobs run on Dispatch's global queue.
+    public var executor: any TaskExecutor { link.executor }
+
     /// The socket's path.
     public let socket: String
     /// What happens after a loss.
@@ -163,6 +170,8 @@ final class Link: Sendable {
 
     let path: String
     let policy: ReconnectPolicy
+    /// Driven by each connection's reader thread in turn.
+    let executor = ReaderExecutor()
     let events: AsyncStream<StrapStore.ConnectionEvent>.Continuation
     private let state = Mutex(State())
     /// One caller reconnects at a time; the others wait for its outcome.
@@ -227,7 +236,7 @@ final class Link: Sendable {
 
     private func connectNow() throws(StrapKitError) -> Connection {
         if let open = state.withLock({ s in s.connection.flatMap { $0.isOpen ? $0 : nil } }) { return open }
-        let connection = try Connection.open(path: path) { [weak self] closed, reason in self?.lost(closed, reason) }
+        let connection = try Connection.open(path: path, executor: executor) { [weak self] closed, reason in self?.lost(closed, reason) }
         enum Outcome { case closed, existing(Connection), installed(reconnect: Bool) }
         let outcome = state.withLock { s -> Outcome in
             if s.closed { return .closed }

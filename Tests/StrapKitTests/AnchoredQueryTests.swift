@@ -98,6 +98,33 @@ import Testing
         #expect(events.contains { if case .lost = $0 { true } else { false } })
     }
 
+    /// A consumer on `store.executor` runs on the reader thread; between connections (the
+    /// daemon restarting) its jobs go to the global queue, so it neither stalls nor misses.
+    @Test func aFollowOnTheStoresExecutorDeliversEveryItemAcrossARestart() async throws {
+        let h = try DaemonHarness()
+        defer { h.close() }
+        try h.advance(to: 5)
+        let store = StrapStore(socket: h.socketPath, reconnect: .backoff(initial: 0.02, maximum: 0.2, attempts: 200))
+        defer { store.close() }
+        let seen = try await withTaskExecutorPreference(store.executor) { () async throws -> [UInt64] in
+            var seen: [UInt64] = []
+            var iterator = AnchoredQuery(types: [.quantity(.heartRate)]).results(for: store).makeAsyncIterator()
+            seen += try #require(try await iterator.next()).added.map(\.anchor)
+            try h.advance(to: 15)
+            let middle = try #require(try storedHeartRateAnchors(h).last)
+            while seen.last ?? 0 < middle { seen += try #require(try await iterator.next()).added.map(\.anchor) }
+            try h.restart()
+            try h.advance(to: 25)
+            let last = try #require(try storedHeartRateAnchors(h).last)
+            while seen.last ?? 0 < last { seen += try #require(try await iterator.next()).added.map(\.anchor) }
+            return seen
+        }
+        #expect(seen == (try storedHeartRateAnchors(h)))
+        // Requests from a task on the executor are answered too.
+        let version = try await withTaskExecutorPreference(store.executor) { try await store.daemonVersion() }
+        #expect(!version.isEmpty)
+    }
+
     @Test func cancellingTheTaskEndsTheStreamOnTheDaemonAndLeavesNothingWaiting() async throws {
         let h = try DaemonHarness()
         defer { h.close() }
