@@ -142,6 +142,8 @@ public final class WorkoutJournalFile: WorkoutJournal {
             }
             let log: SessionLog
             do throws(StrapError) { log = try read(session: id) } catch {
+                // A newer strapd's journal is not damage: refusing keeps it for that strapd.
+                if case .newerFormat = error { throw error }
                 scan.damaged.append((name, error.description))
                 continue
             }
@@ -179,6 +181,9 @@ public final class WorkoutJournalFile: WorkoutJournal {
         var log = SessionLog(session: session, entries: [], savedAfterAnchor: nil, validLength: 0)
         if bytes.count < Self.headerSize { return log }  // crashed while creating it
         guard Array(bytes[0..<8]) == Self.magic else { throw .internal("\(p): not a session journal (bad magic)") }
+        if let v = FormatVersionGate.newerVersion(Array(bytes.prefix(Self.headerSize)), FormatVersionGate.journal) {
+            throw .newerFormat(NewerFormat(file: p, kind: FormatVersionGate.journal.kind, version: v, supported: Int(Self.version)))
+        }
         let problem: String? = bytes.withUnsafeBytes { raw -> String? in
             var r = CheckedByteReader(raw, from: 8, to: Self.headerSize)
             let version = r.fixed(UInt16.self)!
