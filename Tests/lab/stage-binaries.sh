@@ -4,7 +4,7 @@
 #   DIR/strapd     the same, once Package.swift has a strapd product (daemon scenarios)
 #   DIR/root/      make install DESTDIR=DIR/root, when strapd exists (daemon-systemd)
 #   DIR/deb/       the Debian package of HEAD (scripts/deb.sh), when debian/ exists (daemon-systemd deb)
-#   DIR/deb/prev/  the package of LAB_PREV_DEB_REF (default the tag v0.1.0), built once per commit
+#   DIR/deb/prev/  the package of LAB_PREV_DEB_REF (default release 0.1.0's commit), built once per commit
 #                  into $LAB_CACHE/deb/<commit> (systemd-deb-upgrade; docs/packaging.md)
 #   DIR/dbus-floor probe/dbus_floor.c (peer-bleak's "floor": the least CPU a process woken by
 #                  every notification costs in the VM), when a C compiler is there
@@ -65,7 +65,9 @@ if [ -f debian/control ]; then
 		tail -n 5 "$DIR/deb.log"; echo "stage-binaries: scripts/deb.sh failed; no package staged ($DIR/deb.log)"
 	fi
 fi
-prev=$(git rev-parse -q --verify "${LAB_PREV_DEB_REF:-v0.1.0}^{commit}" || true)
+# Release 0.1.0 by its commit, not the tag v0.1.0: a clone or mirror without tags still has it.
+prev_ref=${LAB_PREV_DEB_REF:-0e885f723f2baba4037f8f3b7225db3852b19438}
+prev=$(git rev-parse -q --verify "$prev_ref^{commit}" || true)
 if [ -n "$prev" ] && [ -d "$DIR/deb" ]; then
 	# The previous package is a full release build of another commit: once per commit, kept in
 	# the lab cache without its build tree (only the .deb is reused).
@@ -73,7 +75,7 @@ if [ -n "$prev" ] && [ -d "$DIR/deb" ]; then
 	if DEB_DIR=$pdir scripts/deb.sh "$prev" > "$DIR/deb-prev.log" 2>&1; then
 		rm -rf "$pdir/src" "$pdir/src.index"
 		mkdir -p "$DIR/deb/prev" && cp "$(cat "$pdir/built-deb")" "$DIR/deb/prev/"
-		echo "stage-binaries: previous package $(ls "$DIR/deb/prev") (${LAB_PREV_DEB_REF:-v0.1.0}, ${prev:0:12})"
+		echo "stage-binaries: previous package $(ls "$DIR/deb/prev") (${prev_ref:0:12})"
 	else
 		tail -n 5 "$DIR/deb-prev.log"; echo "stage-binaries: the previous package failed ($DIR/deb-prev.log)"
 	fi
