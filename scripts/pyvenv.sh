@@ -10,8 +10,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-.build/venv}
 req=${2:-Tests/Fixtures/export/requirements.txt}
+# Beside the pinned list, packages installed without their declared dependencies (the file says why).
+nodeps=${req%.txt}-nodeps.txt
 stamp=$venv/.strapd-requirements
-want=$(sha256sum "$req" | cut -d' ' -f1)
+want=$(cat "$req" $( [ -f "$nodeps" ] && echo "$nodeps" ) | sha256sum | cut -d' ' -f1)
 if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then
   echo "pyvenv: $venv up to date"
   exit 0
@@ -22,5 +24,8 @@ python=/usr/bin/python3
 mkdir -p .build
 "$python" -m venv "$venv"
 "$venv/bin/pip" install --disable-pip-version-check --no-input -q -r "$req"
+if [ -f "$nodeps" ]; then
+  "$venv/bin/pip" install --disable-pip-version-check --no-input -q --no-deps -r "$nodeps"
+fi
 echo "$want" > "$stamp"
 echo "pyvenv: $venv ready ($("$venv/bin/python" --version))"
