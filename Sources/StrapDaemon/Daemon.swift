@@ -16,7 +16,7 @@ import Synchronization
 /// the services in reverse (the source first, then the final flush and fsync, a final event
 /// to every stream, the socket, the store). Lifecycle work runs on `queue`.
 public final class Daemon: @unchecked Sendable {
-    public static let version = "0.1.0"
+    public static let version = "0.2.0~dev"
 
     public let options: DaemonOptions
     public private(set) var configuration: Configuration

@@ -42,10 +42,13 @@ sleep "$BEFORE"
 
 step "dpkg -i $(basename "$new") over the running strapd (pid $PID0)"
 T_UPGRADE=$(cut -d' ' -f1 /proc/uptime)
+V0=$(dpkg-query -W -f='${Version}' strapd)
 dpkg -i --force-confold "$new" > "$OUT/dpkg-new.log" 2>&1; drc=$?
+V1=$(dpkg-query -W -f='${Version}' strapd)
 PID1=$(systemctl show -p MainPID --value strapd.service)
 st=$(systemctl is-active strapd.service strapd.socket | paste -sd' ')
-check upgraded "$([ $drc = 0 ] && echo OK || echo FAIL)" "exit $drc, $(dpkg-query -W -f='${Version} ${db:Status-Abbrev}' strapd); $(grep -E '^(Preparing|Unpacking|Setting up)' "$OUT/dpkg-new.log" | paste -sd'|')"
+# An upgrade proper: the new package's version sorts after the old one's (dpkg's own order).
+check upgraded "$([ $drc = 0 ] && dpkg --compare-versions "$V1" gt "$V0" && echo OK || echo FAIL)" "$V0 -> $V1, exit $drc, $(dpkg-query -W -f='${Version} ${db:Status-Abbrev}' strapd); $(grep -E '^(Preparing|Unpacking|Setting up)' "$OUT/dpkg-new.log" | paste -sd'|')"
 check restarted-once "$([ "$st" = "active active" ] && [ "${PID1:-0}" != 0 ] && [ "$PID1" != "$PID0" ] &&
 	[ "$(journalctl -u strapd.service -o cat --no-pager | grep -c 'listening on')" = 2 ] && echo OK || echo FAIL)" \
 	"$st, pid $PID0 -> $PID1, $(journalctl -u strapd.service -o cat --no-pager | grep -c 'listening on') starts logged"
