@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer binary per decoder family (StrapGATT's sources + one entry point,
 # compiled with -sanitize=fuzzer,address) and runs each for SECONDS (default 60).
-# Usage: scripts/fuzz.sh [SECONDS] [FAMILY...]   families: heart-rate cycling running device wire
+# Usage: scripts/fuzz.sh [SECONDS] [FAMILY...]   families: heart-rate cycling power running device wire
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}
 shift || true
 FAMILIES=("$@")
-[ ${#FAMILIES[@]} -gt 0 ] || FAMILIES=(heart-rate cycling running device wire)
+[ ${#FAMILIES[@]} -gt 0 ] || FAMILIES=(heart-rate cycling power running device wire)
 mkdir -p fuzz/bin
-declare -A ENTRY=([heart-rate]=HeartRateFuzz [cycling]=CyclingFuzz [running]=RunningFuzz [device]=DeviceFuzz [wire]=WireFuzz)
+declare -A ENTRY=([heart-rate]=HeartRateFuzz [cycling]=CyclingFuzz [power]=TrainerFuzz [running]=RunningFuzz [device]=DeviceFuzz [wire]=WireFuzz)
 # Which module's sources each entry point is compiled with (all pure, no dependencies).
-declare -A MODULE=([heart-rate]=StrapGATT [cycling]=StrapGATT [running]=StrapGATT [device]=StrapGATT [wire]=StrapWire)
+declare -A MODULE=([heart-rate]=StrapGATT [cycling]=StrapGATT [power]=StrapGATT [running]=StrapGATT [device]=StrapGATT [wire]=StrapWire)
 status=0
 for family in "${FAMILIES[@]}"; do
   entry=${ENTRY[$family]:?unknown family $family}
