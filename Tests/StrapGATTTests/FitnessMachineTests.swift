@@ -13,7 +13,9 @@ import Testing
     // MARK: Indoor Bike Data 0x2AD2
 
     /// Flags 0x1FFE: bits 1–12 set and bit 0 clear, so every field is present (bit 0 clear
-    /// means speed IS here). 2 + 28 octets, in the spec's order.
+    /// means speed IS here). 2 + 28 octets, in the spec's order. The values are those of the
+    /// every-field test in an Auuki fork (deancochran/Auuki, test/ble/indoor-bike-data.test.js),
+    /// except the resistance level, made negative here to show it is a sint16.
     static let everyField: [UInt8] = [
         0xFE, 0x1F,
         0xCA, 0x0C,             // instantaneous speed 3274 → 32.74 km/h
@@ -57,13 +59,27 @@ import Testing
         #expect(D().encoded() == [0x01, 0x00])
     }
 
-    /// Peer vectors: Auuki's FTMS tests (dvmarinoff/Auuki, IndoorBikeData decode
-    /// "speed-cadence-power" and "speed-cadence-power-heartRate"), with the values it expects.
+    /// Peer vectors: Auuki's FTMS tests (dvmarinoff/Flux, since renamed Auuki,
+    /// test/ble/ftms.test.js, IndoorBikeData "speed-cadence-power" and
+    /// "speed-cadence-power-heartRate"; deancochran/Auuki, test/ble/indoor-bike-data.test.js,
+    /// "speed-cadence-distance-power-heartRate"), with the values they expect.
     @Test func auukiPeerVectors() throws {
         let a = try D.decode([68, 0, 24, 1, 20, 0, 6, 0])
         #expect(a.instantaneousSpeed == 280 && a.cadenceRPM == 10 && a.instantaneousPower == 6 && a.heartRate == nil)
         let b = try D.decode([68, 2, 170, 5, 46, 0, 24, 0, 70])
         #expect(b.instantaneousSpeed == 1450 && b.cadenceRPM == 23 && b.instantaneousPower == 24 && b.heartRate == 70)
+        let c = try D.decode([84, 2, 202, 12, 160, 0, 211, 164, 0, 44, 1, 143])
+        #expect(c.instantaneousSpeed == 3274 && c.cadenceRPM == 80 && c.totalDistance == 42_195)
+        #expect(c.instantaneousPower == 300 && c.heartRate == 143 && c.warnings.isEmpty)
+    }
+
+    /// A real trainer: an Elite Suito notification recorded in the same Auuki test file's
+    /// comments, flags 0x0854 (speed, cadence, distance, power, elapsed time), 13 octets.
+    @Test func eliteSuitoCapture() throws {
+        let d = try D.decode([0x54, 0x08, 0xB9, 0x06, 0xB0, 0x00, 0x86, 0x0D, 0x00, 0x45, 0x00, 0x20, 0x01])
+        #expect(d == D(instantaneousSpeed: 1721, instantaneousCadence: 176, totalDistance: 3462,
+                       instantaneousPower: 69, elapsedTime: 288))
+        #expect(d.cadenceRPM == 88 && abs(d.speedMetresPerSecond! - 17.21 / 3.6) < 1e-9)
     }
 
     @Test(arguments: [
@@ -241,6 +257,19 @@ import Testing
         #expect(throws: ControlPointValueError.notFinite(field: "wind speed (m/s)")) {
             try IndoorBikeSimulationParameters(windSpeed: .nan, grade: 0, rollingResistance: 0.004, windResistance: 0.51)
         }
+    }
+
+    /// Auuki's simulation vectors (dvmarinoff/Flux test/ble/ftms.test.js): 3 m/s headwind,
+    /// 8.1 % grade, Crr 0.004, Cw 0.49 kg/m as a request and as a machine status.
+    @Test func auukiSimulationVectors() throws {
+        let p = try IndoorBikeSimulationParameters(windSpeed: 3, grade: 8.1, rollingResistance: 0.004, windResistance: 0.49)
+        #expect(Request.setIndoorBikeSimulationParameters(p).encoded() == [17, 184, 11, 42, 3, 40, 49])
+        #expect(try FitnessMachineStatus.decode([18, 184, 11, 42, 3, 40, 49]) == .indoorBikeSimulationParametersChanged(p))
+        #expect(try FitnessMachineStatus.decode([19, 40, 85]) == .wheelCircumferenceChanged(21_800)) // 2180 mm
+        // The same file sends the resistance target as a sint16 ([7, 100, 0]); FTMS v1.0 has
+        // one octet, so the status reads 100 (10.0) and the extra octet is not a field.
+        #expect(try FitnessMachineStatus.decode([7, 100, 0]) == .targetResistanceLevelChanged(100))
+        #expect(try SupportedRange.decode(.supportedPowerRange, [0, 0, 32, 3, 1, 0]) == SupportedRange(minimum: 0, maximum: 800, increment: 1))
     }
 
     @Test func requestDecodeRefusesUnknownMisLengthedAndOutOfRange() {
