@@ -104,19 +104,24 @@ private func double(_ bytes: [UInt8], at i: Int) -> Double {
     return Double(bitPattern: bits)
 }
 
-/// Packets in, records out: a completed record ends with a speed-bearing packet, a flushed one
-/// is marked unterminated and still has More Data set; no field is invented.
+/// Packets in, records out: a More Data = 0 packet always ends a record and keeps its speed;
+/// a record is flushed unterminated only when a field repeats; no field is invented.
 private func checkAssembler(_ raw: UnsafeRawBufferPointer) {
     var assembler = IndoorBikeDataAssembler()
     var seen: UInt16 = 0
     for (index, packet) in raw.packets().enumerated() {
         if index % 17 == 16 { assembler.reset(); seen = 0 }
         guard let d = try? IndoorBikeData.decode(packet) else { continue }
+        let pending = seen
         seen |= d.flags & 0xFFFE
-        guard let record = assembler.add(d) else { continue }
+        guard let record = assembler.add(d) else {
+            invariant(d.moreData, "a More Data = 0 packet did not end its record")
+            continue
+        }
         invariant(record.flags & 0xFFFE & ~seen == 0, "assembler invented a field")
         if record.warnings.contains(.unterminatedRecord) {
             invariant(record.moreData && d.moreData, "unterminated record without More Data")
+            invariant(pending & d.flags & 0xFFFE != 0, "record flushed though no field repeated")
             seen = d.flags & 0xFFFE
         } else {
             invariant(!record.moreData && record.instantaneousSpeed == d.instantaneousSpeed, "completed record lost its speed")

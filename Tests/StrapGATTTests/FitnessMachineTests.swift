@@ -123,6 +123,16 @@ import Testing
         #expect(a.add(try D.decode(Self.lastHalf)) == D(instantaneousSpeed: 3600, heartRate: 140))
     }
 
+    /// Three notifications: two More Data packets with different fields are held together
+    /// (no field repeats, so neither is flushed), the speed packet ends the record.
+    @Test func assemblerJoinsThreePackets() throws {
+        var a = IndoorBikeDataAssembler()
+        #expect(a.add(try D.decode(Self.firstHalf)) == nil)
+        #expect(a.add(try D.decode([0x01, 0x02, 0x8C])) == nil)        // flags 0x0201: More Data, HR 140
+        let record = try #require(a.add(try D.decode([0x00, 0x00, 0x10, 0x0E])))
+        #expect(record == D(instantaneousSpeed: 3600, instantaneousCadence: 180, instantaneousPower: 250, heartRate: 140))
+    }
+
     @Test func assemblerResetDropsThePendingHalf() throws {
         var a = IndoorBikeDataAssembler()
         #expect(a.add(try D.decode(Self.firstHalf)) == nil)
