@@ -82,6 +82,9 @@ let package = Package(
         .target(name: "StrapStore", dependencies: ["StrapOS", "StrapModel", "CZlib"]),
         .target(name: "StrapIngest", dependencies: ["StrapGATT", "StrapModel"]),
         .target(name: "StrapWorkout", dependencies: ["StrapModel"]),
+        // The trainer's control state machine (FTMS control point; docs/trainer.md): pure, time
+        // and writes injected; nothing drives it yet.
+        .target(name: "StrapTrainer", dependencies: ["StrapGATT", "StrapModel"]),
         // Workout exports (FIT, TCX, CSV), HRV analysis and terminal charts: pure, bytes out.
         .target(name: "StrapExport", dependencies: ["StrapModel", "StrapWire"]),
 
@@ -134,6 +137,7 @@ let package = Package(
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire"]),
         .testTarget(name: "StrapKitTests", dependencies: ["StrapKit", "StrapDaemon", "StrapStore", "StrapModel", "StrapWire",
                                                      "StrapIngest", "StrapSimulator", "StrapSystem"]),
+        .testTarget(name: "StrapTrainerTests", dependencies: ["StrapTrainer", "StrapGATT", "StrapModel"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT",
                                                          "StrapSimulator"]),
         .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),
