@@ -215,11 +215,15 @@ public struct TrainerControl: Sendable {
     /// does not send it again); a refused reset leaves nothing more we can do.
     private mutating func fail(_ f: InFlight, _ error: TrainerError, _ alerts: inout [TrainerAlert]) {
         alerts.append(.failed(f.request, error))
-        block = .failed(error)
         switch f.request {
-        case .requestControl: releasePending = false
-        case .reset: releasePending = false
-        default: if f.target == desired { desired = nil }
+        case .requestControl, .reset:
+            releasePending = false
+            block = .failed(error)
+        default:
+            // A newer command that came while this one was in flight still goes out.
+            guard f.target == desired else { return }
+            desired = nil
+            block = .failed(error)
         }
     }
 

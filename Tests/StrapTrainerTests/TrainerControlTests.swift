@@ -174,6 +174,19 @@ struct Script {
         #expect(s.writes.last == .setTargetPower(150))
     }
 
+    @Test func aRefusalOfAnOlderTargetDoesNotStopANewerOne() throws {
+        var s = Script()
+        s.connect()
+        try s.target(.power(watts: 200))
+        s.answer()
+        try s.target(.power(watts: 180))             // while 200 is in flight
+        s.answer(.invalidParameter)
+        #expect(s.alerts == [.failed(.setTargetPower(200), .invalidParameter(opCode: 0x05))])
+        #expect(s.writes == [.requestControl, .setTargetPower(200), .setTargetPower(180)])
+        s.answer()
+        #expect(s.control.state == .holding(.power(watts: 180)))
+    }
+
     @Test func aReservedResultCodeIsAnError() throws {
         var s = Script()
         s.connect()
