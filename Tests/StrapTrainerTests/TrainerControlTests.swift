@@ -124,6 +124,17 @@ struct Script {
         #expect(s.writes.suffix(2) == [.requestControl, .setTargetPower(200)])
     }
 
+    @Test func eachStepSaysWhenToTickNext() throws {
+        var c = TrainerControl(configuration: .init(timeout: 2000, attempts: 2))
+        #expect(c.handle(.connected(Script.caps), now: 100) == TrainerStep())
+        #expect(try c.setTarget(.power(watts: 200), now: 500) == TrainerStep(write: .requestControl, deadline: 2500))
+        #expect(c.handle(.writeCompleted, now: 600) == TrainerStep(deadline: 2500))
+        #expect(c.handle(.tick, now: 2499) == TrainerStep(deadline: 2500))
+        #expect(c.handle(.tick, now: 2500) == TrainerStep(write: .requestControl, deadline: 4500))
+        let answer = FitnessMachineControlPointResponse(requestOpCode: 0x00, result: .success)
+        #expect(c.handle(.indication(answer), now: 2600) == TrainerStep(write: .setTargetPower(200), deadline: 4600))
+    }
+
     @Test func aFailedWriteCountsAsAnAttempt() throws {
         var s = Script(TrainerControl(configuration: .init(timeout: 3000, attempts: 2)))
         s.connect()
