@@ -1,0 +1,38 @@
+#pragma once
+/* Import Swift's Glibc first so libc declarations stay owned by SwiftGlibc
+   (docs/swift-on-linux.md#glibc-declarations-vanish-module-ownership). */
+#if __has_feature(modules)
+#pragma clang module import SwiftGlibc
+#endif
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <stdint.h>
+#include <microhttpd.h>
+
+/* MHD_start_daemon is variadic, which Swift cannot call: the options strapd-web uses, fixed.
+   The listening socket is always ours (bound by strapd-web or passed by systemd), so
+   libmicrohttpd never binds. One thread per connection: a Server-Sent Events response may
+   then wait for its next event in its content reader instead of suspending the connection. */
+static inline struct MHD_Daemon *strapweb_start(int listen_fd, unsigned int connection_limit,
+                                               unsigned int idle_timeout_seconds,
+                                               MHD_AccessHandlerCallback handler, void *handler_cls,
+                                               MHD_RequestCompletedCallback completed, void *completed_cls) {
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+                            0, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_END);
+}
+
+/* Macros with casts, which Swift does not import. */
+static const ssize_t strapweb_reader_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
+static const ssize_t strapweb_reader_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
+static const uint64_t strapweb_size_unknown = MHD_SIZE_UNKNOWN;
+
+/* The peer's address of a connection (for the access log), or NULL. */
+static inline const struct sockaddr *strapweb_client_address(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return info ? info->client_addr : NULL;
+}
