@@ -31,6 +31,16 @@ static const ssize_t strapweb_reader_end_of_stream = MHD_CONTENT_READER_END_OF_S
 static const ssize_t strapweb_reader_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;
 static const uint64_t strapweb_size_unknown = MHD_SIZE_UNKNOWN;
 
+/* microhttpd.h marks these enums closed (enum_extensibility), so Swift imports them as
+   Swift enums whose case names depend on the importer's prefix stripping; constants with
+   names of our own keep the Swift side independent of that. */
+static const enum MHD_Result strapweb_yes = MHD_YES;
+static const enum MHD_Result strapweb_no = MHD_NO;
+static const enum MHD_ValueKind strapweb_header_kind = MHD_HEADER_KIND;
+static const enum MHD_ValueKind strapweb_cookie_kind = MHD_COOKIE_KIND;
+static const enum MHD_ValueKind strapweb_query_kind = MHD_GET_ARGUMENT_KIND;
+static const enum MHD_ResponseMemoryMode strapweb_must_copy = MHD_RESPMEM_MUST_COPY;
+
 /* The peer's address of a connection (for the access log), or NULL. */
 static inline const struct sockaddr *strapweb_client_address(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

@@ -12,10 +12,10 @@ public struct HTTPRequest {
     let connection: OpaquePointer
 
     /// A request header, case-insensitive name; nil when absent.
-    public func header(_ name: String) -> String? { lookup(MHD_HEADER_KIND, name) }
+    public func header(_ name: String) -> String? { lookup(strapweb_header_kind, name) }
     /// A decoded query argument.
-    public func query(_ name: String) -> String? { lookup(MHD_GET_ARGUMENT_KIND, name) }
-    public func cookie(_ name: String) -> String? { lookup(MHD_COOKIE_KIND, name) }
+    public func query(_ name: String) -> String? { lookup(strapweb_query_kind, name) }
+    public func cookie(_ name: String) -> String? { lookup(strapweb_cookie_kind, name) }
 
     private func lookup(_ kind: MHD_ValueKind, _ key: String) -> String? {
         MHD_lookup_connection_value(connection, kind, key).map { String(cString: $0) }
@@ -37,12 +37,12 @@ public protocol ResponseStream: AnyObject, Sendable {
     func finish()
 }
 
-public enum HTTPBody {
+public enum HTTPBody: Sendable {
     case bytes([UInt8])
     case stream(ResponseStream)
 }
 
-public struct HTTPResponse {
+public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: HTTPBody
@@ -107,11 +107,11 @@ private final class PendingRequest {
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, requestState in
-    guard let cls, let connection, let requestState, let uploadSize else { return MHD_NO }
+    guard let cls, let connection, let requestState, let uploadSize else { return strapweb_no }
     // The first call carries only the headers: keep state for the body and ask for it.
     guard let state = requestState.pointee else {
         requestState.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
-        return MHD_YES
+        return strapweb_yes
     }
     let pending = Unmanaged<PendingRequest>.fromOpaque(state).takeUnretainedValue()
     if uploadSize.pointee > 0 {
@@ -121,7 +121,7 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
             pending.tooLarge = true
         }
         uploadSize.pointee = 0
-        return MHD_YES
+        return strapweb_yes
     }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let response: HTTPResponse
@@ -147,14 +147,14 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
     case .bytes(let bytes):
         made = bytes.withUnsafeBytes { buffer in
             // MUST_COPY: libmicrohttpd keeps its own copy, so the array may go.
-            MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), MHD_RESPMEM_MUST_COPY)
+            MHD_create_response_from_buffer(buffer.count, UnsafeMutableRawPointer(mutating: buffer.baseAddress), strapweb_must_copy)
         }
     case .stream(let stream):
         let box = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
         made = MHD_create_response_from_callback(strapweb_size_unknown, 4096, streamReader, box, streamFinished)
         if made == nil { Unmanaged<StreamBox>.fromOpaque(box).release() }
     }
-    guard let r = made else { return MHD_NO }
+    guard let r = made else { return strapweb_no }
     defer { MHD_destroy_response(r) }
     for (name, value) in response.headers { _ = MHD_add_response_header(r, name, value) }
     return MHD_queue_response(connection, UInt32(response.status), r)

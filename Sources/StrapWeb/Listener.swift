@@ -109,6 +109,11 @@ public struct Listener: Sendable {
         return Listener(fd: firstFD, address: try boundAddress(firstFD))
     }
 
+    /// inet_ntop's NUL-terminated text.
+    private static func string(_ text: [CChar]) -> String {
+        String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     private static func boundAddress(_ fd: Int32) throws(ListenerError) -> ListenAddress {
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -121,12 +126,12 @@ public struct Listener: Sendable {
             let a = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee } }
             var addr = a.sin_addr
             inet_ntop(AF_INET, &addr, &text, socklen_t(text.count))
-            parsed = "\(String(cString: text)):\(UInt16(bigEndian: a.sin_port))"
+            parsed = "\(Self.string(text)):\(UInt16(bigEndian: a.sin_port))"
         case AF_INET6:
             let a = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee } }
             var addr = a.sin6_addr
             inet_ntop(AF_INET6, &addr, &text, socklen_t(text.count))
-            parsed = "[\(String(cString: text))]:\(UInt16(bigEndian: a.sin6_port))"
+            parsed = "[\(Self.string(text))]:\(UInt16(bigEndian: a.sin6_port))"
         default:
             throw .activatedNotTCP
         }

@@ -1,3 +1,4 @@
+import CShims
 import Dispatch
 import Glibc
 
@@ -80,7 +81,7 @@ public enum WebMain {
         relay.start(link)
         do { try server.start(listener: listener.fd) } catch { fail("\(error)", code: 1) }
         // The token stays out of the log: `strapctl web url` reads the URL file.
-        fputs("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName)\n", stderr)
+        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName)\n")
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -100,7 +101,12 @@ public enum WebMain {
     }
 
     static func fail(_ message: String, code: Int32) -> Never {
-        fputs("strapd-web: \(message)\n", stderr)
+        writeError("strapd-web: \(message)\n")
         exit(code)
+    }
+
+    /// stderr through CShims: Swift 6 refuses the FILE* global (docs/swift-on-linux.md).
+    static func writeError(_ text: String) {
+        text.withCString { cshims_write_stderr($0, strlen($0)) }
     }
 }
