@@ -21,7 +21,8 @@ public enum TokenFileError: Error, Equatable, CustomStringConvertible {
 /// (and restarting) revokes every URL and session.
 public enum AccessToken {
     public static let fileName = "token"
-    /// The URL strapd-web serves, with the token, rewritten at each start (`strapctl web url`).
+    /// The URL strapd-web serves, with the token, rewritten at each start: what a person opens
+    /// (`strapctl web url`, which is to print it, does not exist yet: docs/web.md, "Not yet").
     public static let urlFileName = "url"
 
     public static func generate() -> String {

@@ -80,7 +80,7 @@ public enum WebMain {
         let server = HTTPServer { app.handle($0) }
         relay.start(link)
         do { try server.start(listener: listener.fd) } catch { fail("\(error)", code: 1) }
-        // The token stays out of the log: `strapctl web url` reads the URL file.
+        // The token stays out of the log (journals are widely readable): the URL file, 0600, has it.
         writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName)\n")
 
         signal(SIGTERM, SIG_IGN)

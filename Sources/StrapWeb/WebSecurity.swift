@@ -91,7 +91,7 @@ public struct WebSecurity: Sendable {
     }
 
     static let unauthorized = HTTPResponse(status: 401, headers: [("Content-Type", "text/plain; charset=utf-8"), ("WWW-Authenticate", "Bearer")],
-                                           body: .bytes(Array("a token is needed: open the URL `strapctl web url` prints, or send Authorization: Bearer\n".utf8)))
+                                           body: .bytes(Array("a token is needed: open the URL in strapd-web's state directory (the file `url`), or send Authorization: Bearer\n".utf8)))
 
     /// The host part of a Host header: `[::1]:8420` → `[::1]`, `Localhost:8420` → `localhost`.
     static func hostName(_ header: String) -> String {

@@ -94,16 +94,27 @@ final class WebHarness {
         } == 0
     }
 
-    /// SIGTERM to both, strapd-web first; SIGKILL for one still running after 10 s.
+    /// SIGTERM to both, strapd-web first.
     func stop() {
-        for p in [web, strapd].compactMap({ $0 }) where p.isRunning {
+        if let web { Self.terminate(web) }
+        web = nil
+        stopStrapd()
+    }
+
+    /// strapd alone: what strapd-web meets when strapd stops under it.
+    func stopStrapd() {
+        if let strapd { Self.terminate(strapd) }
+        strapd = nil
+    }
+
+    /// SIGTERM, then SIGKILL if it still runs after 10 s.
+    private static func terminate(_ p: Process) {
+        if p.isRunning {
             kill(p.processIdentifier, SIGTERM)
             for _ in 0..<1000 where p.isRunning { usleep(10_000) }
             if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-            p.waitUntilExit()
         }
-        web = nil
-        strapd = nil
+        p.waitUntilExit()
     }
 
     deinit {

@@ -140,6 +140,27 @@ import StrapWeb
         web.stop()
     }
 
+    /// Rule: /api/devices is strapd's `devices.list` result, asked through StrapKit, as JSON;
+    /// with strapd gone it is a 502 naming strapd, and /metrics says `strapd_up 0`.
+    @Test func apiForwardsStrapdsDeviceListAndSaysWhenStrapdIsGone() throws {
+        let web = try WebHarness()
+        let reply = try RawHTTP.request(port: web.port, path: "/api/devices", host: web.host, headers: [web.bearer])
+        #expect(reply.status == 200)
+        #expect(reply.header("Content-Type") == "application/json")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as? [String: Any])
+        let names = (body["devices"] as? [[String: Any]] ?? []).compactMap { $0["name"] as? String }
+        #expect(names.contains("Sim HR 0"), "\(reply.body)")
+
+        web.stopStrapd()
+        let gone = try RawHTTP.request(port: web.port, path: "/api/devices", host: web.host, headers: [web.bearer])
+        #expect(gone.status == 502, "\(gone.status) \(gone.body)")
+        #expect(gone.body.contains("strapd"))
+        let metrics = try RawHTTP.request(port: web.port, path: "/metrics", host: web.host, headers: [web.bearer])
+        #expect(metrics.status == 200)
+        #expect(metrics.body.contains("\nstrapd_up 0\n"), "\(metrics.body)")
+        web.stop()
+    }
+
     /// Each line is a HELP or TYPE comment or `name{labels} value`, and each sample's family
     /// was TYPEd before it (what `promtool check metrics` checks first).
     static func expectExpositionFormat(_ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
