@@ -70,13 +70,14 @@ final class WebHarness {
     }
 
     private func waitFor(_ what: String, _ condition: () -> Bool) throws {
-        for _ in 0..<500 {
+        // Generous: in CI the whole suite runs beside this on 2 cores; a good start takes ~0.1 s.
+        for _ in 0..<1500 {
             if condition() { return }
             if strapd?.isRunning == false || web?.isRunning == false { break }
             usleep(20_000)
         }
         guard condition() else {
-            throw StartFailure(description: "no \(what) within 10 s\nstrapd: \(log("strapd"))\nstrapd-web: \(log("web"))")
+            throw StartFailure(description: "no \(what) within 30 s\nstrapd: \(log("strapd"))\nstrapd-web: \(log("web"))")
         }
     }
 
