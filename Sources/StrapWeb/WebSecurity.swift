@@ -79,7 +79,7 @@ public struct WebSecurity: Sendable {
             // The token leaves the address bar (and the history) at once: the cookie carries on.
             let session = sessions.open()
             return .answered(HTTPResponse(status: 303, headers: [
-                ("Location", path),
+                ("Location", Self.localRedirect(path)),
                 ("Set-Cookie", Self.cookie(session)),
             ]))
         }
@@ -92,6 +92,15 @@ public struct WebSecurity: Sendable {
 
     static let unauthorized = HTTPResponse(status: 401, headers: [("Content-Type", "text/plain; charset=utf-8"), ("WWW-Authenticate", "Bearer")],
                                            body: .bytes(Array("a token is needed: open the URL in strapd-web's state directory (the file `url`), or send Authorization: Bearer\n".utf8)))
+
+    /// `path` as a redirect target that stays on this server: `//evil.example/` (or `/` and a backslash,
+    /// which browsers read the same way) would send the browser, freshly given its cookie, to
+    /// another host; such a path goes to `/` instead.
+    static func localRedirect(_ path: String) -> String {
+        guard path.hasPrefix("/"), !path.dropFirst().hasPrefix("/"), !path.dropFirst().hasPrefix("\\"),
+              !path.contains(where: { $0.isNewline }) else { return "/" }
+        return path
+    }
 
     /// The host part of a Host header: `[::1]:8420` → `[::1]`, `Localhost:8420` → `localhost`.
     static func hostName(_ header: String) -> String {

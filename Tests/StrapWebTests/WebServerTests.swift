@@ -47,6 +47,12 @@ import StrapWeb
         let byCookie = try RawHTTP.request(port: web.port, path: "/", host: web.host, headers: [("Cookie", cookie)])
         #expect(byCookie.status == 200)
         #expect(byCookie.body.contains("<!DOCTYPE html>"))
+        // The redirect stays on this server: a path that a browser reads as another host's
+        // (`//host/`, `/\\host/`) goes to `/`; an ordinary one is kept.
+        for (path, location) in [("//evil.example/", "/"), ("/%5Cevil.example/", "/"), ("/app.css", "/app.css")] {
+            let reply = try RawHTTP.request(port: web.port, path: "\(path)?token=\(web.token)", host: web.host)
+            #expect(reply.status == 303 && reply.header("Location") == location, "\(path): \(reply.status) \(reply.header("Location") ?? "-")")
+        }
         web.stop()
     }
 
