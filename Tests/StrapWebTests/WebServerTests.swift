@@ -43,7 +43,7 @@ import StrapWeb
         let setCookie = byURL.header("Set-Cookie") ?? ""
         #expect(setCookie.hasPrefix(SessionBook.cookieName + "="))
         #expect(setCookie.contains("HttpOnly") && setCookie.contains("SameSite=Strict"), "cookie: \(setCookie)")
-        let cookie = String(setCookie.split(separator: ";")[0])
+        let cookie = try String(#require(setCookie.split(separator: ";").first))
         let byCookie = try RawHTTP.request(port: web.port, path: "/", host: web.host, headers: [("Cookie", cookie)])
         #expect(byCookie.status == 200)
         #expect(byCookie.body.contains("<!DOCTYPE html>"))
