@@ -146,6 +146,32 @@ import StrapWeb
         web.stop()
     }
 
+    /// Rule: an /events client that leaves is let go (its queue and its place in the relay),
+    /// which /metrics counts in `strapd_web_event_clients`.
+    @Test func anEventsClientThatLeavesIsLetGo() throws {
+        let web = try WebHarness()
+        func eventClients() throws -> String? {
+            let metrics = try RawHTTP.request(port: web.port, path: "/metrics", host: web.host, headers: [web.bearer])
+            return metrics.body.split(separator: "\n").first { $0.hasPrefix("strapd_web_event_clients ") }.map { String($0.split(separator: " ")[1]) }
+        }
+        var whileOpen: String?
+        // Counted while the stream is open (the check runs from inside the read loop).
+        _ = try RawHTTP.exchange(port: web.port, path: "/events", host: web.host, headers: [web.bearer], timeout: 30) {
+            guard $0.contains("event: sample") else { return false }
+            whileOpen = try? eventClients()
+            return true
+        }
+        #expect(whileOpen == "1")
+        // Closed: strapd-web notices at its next write (the simulator sends every second).
+        var afterClose = try eventClients()
+        for _ in 0..<150 where afterClose != "0" {
+            usleep(200_000)
+            afterClose = try eventClients()
+        }
+        #expect(afterClose == "0")
+        web.stop()
+    }
+
     /// Rule: /api/devices is strapd's `devices.list` result, asked through StrapKit, as JSON;
     /// with strapd gone it is a 502 naming strapd, and /metrics says `strapd_up 0`.
     @Test func apiForwardsStrapdsDeviceListAndSaysWhenStrapdIsGone() throws {
