@@ -7,7 +7,23 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
 #include <microhttpd.h>
+
+/* libmicrohttpd's error log, to stderr like the rest of strapd-web's messages, less one line:
+   "Failed to send the chunked response body …" comes each time a Server-Sent Events client
+   leaves, which is how such a stream ends, not an error. A C function because the callback
+   takes a va_list, which Swift cannot format. */
+static void strapweb_log(void *cls, const char *format, va_list arguments) {
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof line, format, arguments);
+    static const char departed[] = "Failed to send the chunked response body";
+    if (strncmp(line, departed, sizeof departed - 1) == 0) return;
+    fprintf(stderr, "strapd-web: libmicrohttpd: %s%s", line, line[0] && line[strlen(line) - 1] == '\n' ? "" : "\n");
+}
 
 /* MHD_start_daemon is variadic, which Swift cannot call: the options strapd-web uses, fixed.
    The listening socket is always ours (bound by strapd-web or passed by systemd), so
@@ -19,6 +35,8 @@ static inline struct MHD_Daemon *strapweb_start(int listen_fd, unsigned int conn
                                                MHD_RequestCompletedCallback completed, void *completed_cls) {
     return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
                             0, NULL, NULL, handler, handler_cls,
+                            /* First, or libmicrohttpd logs the options before it with its own. */
+                            MHD_OPTION_EXTERNAL_LOGGER, strapweb_log, (void *)NULL,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
