@@ -1,4 +1,6 @@
 #pragma once
+/* A system-library target's header: SwiftPM does not rebuild StrapWeb when it changes (seen
+   with Swift 6.3.1). After an edit here, touch a file of Sources/StrapWeb before building. */
 /* Import Swift's Glibc first so libc declarations stay owned by SwiftGlibc
    (docs/swift-on-linux.md#glibc-declarations-vanish-module-ownership). */
 #if __has_feature(modules)
