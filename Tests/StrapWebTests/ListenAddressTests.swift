@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import StrapWeb
 
@@ -18,6 +19,32 @@ import StrapWeb
     @Test(arguments: [("127.0.0.1:8420", "127.0.0.1:8420"), ("127.1.2.3:0", "127.1.2.3:0"), ("[::1]:8420", "[::1]:8420")])
     func loopbackIsAccepted(_ text: String, _ shown: String) throws {
         #expect(try ListenAddress(parsing: text).description == shown)
+    }
+
+    /// What systemd passes is taken only as one listening TCP socket (its address then goes
+    /// through the same loopback check, which this test does not reach: that needs a socket
+    /// bound elsewhere than loopback).
+    @Test func anActivatedSocketMustBeOneListeningTCPSocket() throws {
+        let listening = try Listener.bind(ListenAddress(parsing: "127.0.0.1:0"))
+        defer { close(listening.fd) }
+        let taken = try #require(try Listener.activated(count: 1, firstFD: listening.fd))
+        #expect(taken.address == listening.address)
+        #expect(try Listener.activated(count: 0, firstFD: listening.fd) == nil)
+        #expect(throws: ListenerError.unexpectedActivationCount(2)) { try Listener.activated(count: 2, firstFD: listening.fd) }
+        let unix = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(unix) }
+        #expect(throws: ListenerError.activatedNotTCP) { try Listener.activated(count: 1, firstFD: unix) }
+        // Bound on loopback but not listening: not a socket to serve on.
+        let quiet = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(quiet) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(quiet, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0)
+        #expect(throws: ListenerError.activatedNotTCP) { try Listener.activated(count: 1, firstFD: quiet) }
     }
 
     /// The executable refuses at start, with a usage error (exit 2) that says why.
