@@ -31,6 +31,7 @@ let package = Package(
     products: [
         .executable(name: "strapd", targets: ["strapd"]),
         .executable(name: "strapctl", targets: ["strapctl"]),
+        .executable(name: "strapd-web", targets: ["strapd-web"]),
         // The modules the benchmark package (Benchmarks/, by path) builds on.
         .library(name: "StrapGATT", targets: ["StrapGATT"]),
         .library(name: "StrapWire", targets: ["StrapWire"]),
@@ -56,6 +57,8 @@ let package = Package(
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         // The MQTT client behind the publisher (docs/mqtt.md): no hand-written MQTT.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        // HTTP for strapd-web (docs/web.md): no hand-written HTTP parser.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .target(name: "CShims"),
         // libmosquitto loaded with dlopen once [mqtt] is configured, not linked: linked, its
         // OpenSSL cost every strapd ~1.7 MB of resident memory (docs/dependencies.md).
@@ -100,12 +103,15 @@ let package = Package(
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel",
                                                     "StrapSimulator", "StrapGATT", "StrapOS", "StrapSystem", "StrapWire",
                                                     "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol"]),
+        // strapd-web's HTTP side (docs/web.md): a StrapKit client, never a second socket client.
+        .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "CMicroHTTPD", "CSystemd", "CShims"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout),
         // strapctl's commands; it talks to strapd through StrapKit, the one client library.
         .target(name: "StrapControl", dependencies: ["StrapKit", "StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"], linkerSettings: namedTimeZones),
+        .executableTarget(name: "strapd-web", dependencies: ["StrapWeb"], linkerSettings: namedTimeZones),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
         // The client library (docs/client.md): only the pure layers and the OS edge, so an
         // application links no daemon code.
@@ -138,6 +144,8 @@ let package = Package(
         .testTarget(name: "StrapKitTests", dependencies: ["StrapKit", "StrapDaemon", "StrapStore", "StrapModel", "StrapWire",
                                                      "StrapIngest", "StrapSimulator", "StrapSystem"]),
         .testTarget(name: "StrapTrainerTests", dependencies: ["StrapTrainer", "StrapGATT", "StrapModel"]),
+        // strapd-web over HTTP in front of a real strapd --simulate (both binaries as children).
+        .testTarget(name: "StrapWebTests", dependencies: ["StrapWeb", "StrapWire", "strapd-web", "strapd"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT",
                                                          "StrapSimulator"]),
         .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),

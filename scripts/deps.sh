@@ -12,6 +12,7 @@ BUILD=(
   libbluetooth-dev      # HCI connection info / LE Read RSSI for link quality
   zlib1g-dev            # crc32 for store record checksums
   libmosquitto-dev      # the MQTT publisher's client library (docs/mqtt.md)
+  libmicrohttpd-dev     # strapd-web's HTTP server library (docs/web.md): no hand-written HTTP parser
 )
 TEST=(
   dbus                  # a private dbus-daemon for the BlueZ integration tests

@@ -1,0 +1,53 @@
+import Dispatch
+import StrapKit
+import Synchronization
+
+public enum DaemonLinkError: Error, Equatable, CustomStringConvertible {
+    case strapKit(StrapKitError)
+    /// strapd did not answer `op` within the time an HTTP client is kept waiting.
+    case timedOut(op: String, seconds: Double)
+
+    public var description: String {
+        switch self {
+        case .strapKit(let e): "strapd: \(e)"
+        case .timedOut(let op, let seconds): "strapd did not answer \(op) within \(seconds) s"
+        }
+    }
+}
+
+/// strapd as libmicrohttpd's connection threads see it: StrapKit's asynchronous calls made
+/// synchronous, with a deadline. The one `StrapStore` connects again by itself after strapd
+/// restarts (a few tries per call, so a call fails soon while strapd is down).
+public final class DaemonLink: Sendable {
+    public let store: StrapStore
+    public let timeout: Double
+
+    public init(socket: String, timeout: Double = 5) {
+        store = StrapStore(socket: socket, reconnect: .backoff(initial: 0.1, maximum: 1, attempts: 3))
+        self.timeout = timeout
+    }
+
+    /// One request; blocks the calling thread (a connection's, never the cooperative pool's).
+    public func request(_ op: String, _ params: JSONObject = [:]) throws(DaemonLinkError) -> JSONObject {
+        let outcome = Mutex<Result<JSONObject, DaemonLinkError>?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let store = store
+        let task = Task {
+            let result: Result<JSONObject, DaemonLinkError>
+            do {
+                result = .success(try await store.request(op, params))
+            } catch let error as StrapKitError {
+                result = .failure(.strapKit(error))
+            } catch {
+                result = .failure(.strapKit(.malformedReply("\(error)")))
+            }
+            outcome.withLock { $0 = result }
+            done.signal()
+        }
+        if done.wait(timeout: .now() + timeout) == .timedOut {
+            task.cancel()
+            throw .timedOut(op: op, seconds: timeout)
+        }
+        return try outcome.withLock { $0! }.get()
+    }
+}

@@ -1,0 +1,151 @@
+import Dispatch
+import StrapKit
+import Synchronization
+
+/// strapd's live stream (`live.subscribe`, through StrapKit) held once and handed to every
+/// Server-Sent Events client, however many there are: strapd sees one subscriber. It also
+/// keeps each device's last heart rate for `/metrics`, which strapd's status does not carry.
+public final class LiveRelay: Sendable {
+    /// The last heart rate of a device, from its latest live sample.
+    public struct HeartRate: Sendable, Equatable {
+        public var name: String
+        public var beatsPerMinute: Double
+    }
+
+    private struct State {
+        var subscribers: [Int: EventStream] = [:]
+        var nextID = 0
+        var heartRates: [String: HeartRate] = [:]
+        var subscribed = false
+        var stopped = false
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Subscribes through `link` and keeps subscribing again after a loss (strapd restarting),
+    /// once a second, until `stop`.
+    public func start(_ link: DaemonLink) {
+        Task.detached { [self] in
+            while !state.withLock({ $0.stopped }) {
+                do {
+                    let (_, events) = try await link.store.rawStream("live.subscribe", [:])
+                    state.withLock { $0.subscribed = true }
+                    for try await event in events { publish(event) }
+                } catch {
+                    // strapd away or stopping: the next attempt says whether it is back.
+                }
+                state.withLock { $0.subscribed = false }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+    }
+
+    public func stop() {
+        let streams = state.withLock { s -> [EventStream] in
+            s.stopped = true
+            defer { s.subscribers = [:] }
+            return Array(s.subscribers.values)
+        }
+        for stream in streams { stream.end() }
+    }
+
+    /// Whether strapd's live stream is open now.
+    public var isSubscribed: Bool { state.withLock { $0.subscribed } }
+    public var subscriberCount: Int { state.withLock { $0.subscribers.count } }
+    public var heartRates: [String: HeartRate] { state.withLock { $0.heartRates } }
+
+    /// A new Server-Sent Events client; it leaves by itself when its connection ends.
+    public func subscribe() -> EventStream {
+        state.withLock { s in
+            let id = s.nextID
+            s.nextID += 1
+            let stream = EventStream { [weak self] in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+            s.subscribers[id] = stream
+            return stream
+        }
+    }
+
+    func publish(_ event: RawEvent) {
+        if event.kind == "sample", case .string("heartRate")? = event.data["type"], case .object(let device)? = event.data["device"],
+           case .string(let address)? = device["address"] {
+            let value: Double? = switch event.data["value"] {
+            case .int(let v)?: Double(v)
+            case .double(let v)?: v
+            default: nil
+            }
+            var name = ""
+            if case .string(let n)? = device["name"] { name = n }
+            if let value { state.withLock { $0.heartRates[address] = HeartRate(name: name, beatsPerMinute: value) } }
+        }
+        let chunk = EventStream.frame(event: event.kind, data: JSONWriter.bytes(.object(event.data)))
+        for stream in state.withLock({ Array($0.subscribers.values) }) { stream.push(chunk) }
+    }
+}
+
+/// One client's Server-Sent Events: frames queue here (bounded) and the client's connection
+/// thread takes them in `next`, waiting up to `keepAlive` seconds before it sends a comment,
+/// which also finds a client that left.
+public final class EventStream: ResponseStream, Sendable {
+    public static let queueLimit = 1024
+    public static let keepAlive = 15.0
+
+    private struct Queue {
+        var frames: [[UInt8]] = [[UInt8](": strapd-web live stream\nretry: 2000\n\n".utf8)]
+        var dropped = 0
+        var ended = false
+    }
+    private let queue = Mutex(Queue())
+    private let ready = DispatchSemaphore(value: 1)
+    private let onFinish: @Sendable () -> Void
+
+    init(onFinish: @escaping @Sendable () -> Void) { self.onFinish = onFinish }
+
+    static func frame(event: String, data: [UInt8]) -> [UInt8] {
+        // JSONWriter escapes line breaks inside strings, so the data is one line.
+        Array("event: \(event)\ndata: ".utf8) + data + Array("\n\n".utf8)
+    }
+
+    func push(_ frame: [UInt8]) {
+        let wake = queue.withLock { q -> Bool in
+            guard !q.ended else { return false }
+            guard q.frames.count < Self.queueLimit else {
+                q.dropped += 1
+                return false
+            }
+            q.frames.append(frame)
+            return q.frames.count == 1
+        }
+        if wake { ready.signal() }
+    }
+
+    func end() {
+        queue.withLock { $0.ended = true }
+        ready.signal()
+    }
+
+    public func next() -> StreamChunk {
+        while true {
+            let taken = queue.withLock { q -> StreamChunk? in
+                if q.ended { return .end }
+                guard !q.frames.isEmpty else { return nil }
+                var out: [UInt8] = []
+                if q.dropped > 0 {
+                    // A client that fell behind learns how much it missed, as strapd's own stream says it.
+                    out = Self.frame(event: "dropped", data: Array("{\"count\":\(q.dropped)}".utf8))
+                    q.dropped = 0
+                }
+                for f in q.frames { out += f }
+                q.frames.removeAll(keepingCapacity: true)
+                return .data(out)
+            }
+            if let taken { return taken }
+            if ready.wait(timeout: .now() + Self.keepAlive) == .timedOut { return .data(Array(": keep-alive\n\n".utf8)) }
+        }
+    }
+
+    public func finish() {
+        end()
+        onFinish()
+    }
+}

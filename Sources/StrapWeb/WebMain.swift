@@ -1,0 +1,112 @@
+import CShims
+import Dispatch
+import Glibc
+
+/// strapd-web's command line (strapd-web --help).
+public struct WebOptions: Equatable, Sendable {
+    public var listen = ListenAddress.defaultAddress
+    public var socket = "/run/strapd/strapd.sock"
+    /// systemd's StateDirectory= when set, else the packaged default.
+    public var stateDirectory = "/var/lib/strapd-web"
+    public var allowedHosts: [String] = []
+
+    public static let usage = """
+        usage: strapd-web [--listen 127.0.0.1:8420] [--socket /run/strapd/strapd.sock] [--state-dir DIR] [--allow-host NAME]...
+          --listen ADDR      loopback address and port (ignored under socket activation: strapd-web.socket)
+          --socket PATH      strapd's socket
+          --state-dir DIR    where the token file lives (default $STATE_DIRECTORY, else /var/lib/strapd-web)
+          --allow-host NAME  one more name the Host header may carry (besides localhost, 127.0.0.1, [::1])
+        """
+
+    public struct UsageError: Error, Equatable, CustomStringConvertible {
+        public let description: String
+    }
+
+    public init() {
+        if let d = getenv("STATE_DIRECTORY").map({ String(cString: $0) }), !d.isEmpty {
+            // StateDirectory= may list several, colon-separated; strapd-web's unit names one.
+            stateDirectory = String(d.split(separator: ":").first ?? Substring(d))
+        }
+    }
+
+    public init(arguments: [String]) throws(UsageError) {
+        self.init()
+        var rest = arguments[...]
+        func value(_ flag: String) throws(UsageError) -> String {
+            guard let v = rest.popFirst() else { throw UsageError(description: "\(flag) needs a value") }
+            return v
+        }
+        while let flag = rest.popFirst() {
+            switch flag {
+            case "--listen":
+                let text = try value(flag)
+                do { listen = try ListenAddress(parsing: text) } catch { throw UsageError(description: error.description) }
+            case "--socket": socket = try value(flag)
+            case "--state-dir": stateDirectory = try value(flag)
+            case "--allow-host":
+                let host = try value(flag)
+                guard !host.isEmpty, !host.contains(where: { $0 == "/" || $0 == " " }) else { throw UsageError(description: "--allow-host takes a host name, not '\(host)'") }
+                allowedHosts.append(host)
+            default: throw UsageError(description: "unknown option '\(flag)'")
+            }
+        }
+    }
+}
+
+/// strapd-web's start and stop: socket (activated or bound), token, live relay, HTTP server,
+/// then SIGTERM/SIGINT.
+public enum WebMain {
+    public static func run(arguments: [String]) -> Never {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(WebOptions.usage)
+            exit(0)
+        }
+        let options: WebOptions
+        do { options = try WebOptions(arguments: arguments) } catch { fail("\(error)\n\(WebOptions.usage)", code: 2) }
+        let listener: Listener
+        let token: String
+        do {
+            listener = try Listener.activated() ?? Listener.bind(options.listen)
+            token = try AccessToken.loadOrCreate(in: options.stateDirectory)
+        } catch { fail("\(error)", code: 1) }
+        let url = "http://\(listener.address)/?token=\(token)"
+        do { try AccessToken.writeURL(url, in: options.stateDirectory) } catch { fail("\(error)", code: 1) }
+
+        let link = DaemonLink(socket: options.socket)
+        let relay = LiveRelay()
+        let sessions = SessionBook()
+        let app = WebApp(link: link, relay: relay, security: WebSecurity(token: token, sessions: sessions, extraHosts: options.allowedHosts),
+                         sessions: sessions)
+        let server = HTTPServer { app.handle($0) }
+        relay.start(link)
+        do { try server.start(listener: listener.fd) } catch { fail("\(error)", code: 1) }
+        // The token stays out of the log (journals are widely readable): the URL file, 0600, has it.
+        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName)\n")
+
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGPIPE, SIG_IGN)
+        let stop: @Sendable () -> Void = {
+            relay.stop()
+            server.stop()
+            exit(0)
+        }
+        let term = DispatchSource.makeSignalSource(signal: SIGTERM, queue: .main)
+        term.setEventHandler(handler: stop)
+        term.resume()
+        let int = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
+        int.setEventHandler(handler: stop)
+        int.resume()
+        dispatchMain()
+    }
+
+    static func fail(_ message: String, code: Int32) -> Never {
+        writeError("strapd-web: \(message)\n")
+        exit(code)
+    }
+
+    /// stderr through CShims: Swift 6 refuses the FILE* global (docs/swift-on-linux.md).
+    static func writeError(_ text: String) {
+        text.withCString { cshims_write_stderr($0, strlen($0)) }
+    }
+}

@@ -1,0 +1,111 @@
+/// How a request proved it holds the token.
+public enum Authentication: Equatable, Sendable {
+    /// `Authorization: Bearer <token>`: a script. Browsers never add this header by themselves,
+    /// so a cross-site page cannot make a request carrying it.
+    case bearer
+    /// The session cookie the token URL set: a browser.
+    case session(String)
+}
+
+/// The rules every request passes before any endpoint sees it (docs/web.md, "Security"),
+/// in this order: Host allow-list, Origin on requests that change something, the token.
+public struct WebSecurity: Sendable {
+    /// On every response: no inline script or style, nothing from elsewhere, no framing,
+    /// no Referer (a page opened by the token URL must not hand the URL on).
+    public static let contentSecurityPolicy =
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
+        "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    public static let headers: [(String, String)] = [
+        ("Content-Security-Policy", contentSecurityPolicy),
+        ("X-Content-Type-Options", "nosniff"),
+        ("Referrer-Policy", "no-referrer"),
+        ("X-Frame-Options", "DENY"),
+        ("Cache-Control", "no-store"),
+    ]
+
+    public enum Verdict {
+        case allowed(Authentication)
+        /// Refused, or the token URL answered with a redirect that sets the cookie.
+        case answered(HTTPResponse)
+    }
+
+    let token: String
+    let sessions: SessionBook
+    /// Host names (lower case, no port) a request may name in its Host header.
+    let allowedHosts: Set<String>
+
+    /// `localhost` and the loopback addresses are always allowed; `extraHosts` adds names an
+    /// administrator puts in front (`--allow-host`). A DNS-rebinding page reaches strapd-web
+    /// under its own name, which is on no list.
+    public init(token: String, sessions: SessionBook, extraHosts: [String] = []) {
+        self.token = token
+        self.sessions = sessions
+        allowedHosts = Set(["localhost", "127.0.0.1", "[::1]"] + extraHosts.map { $0.lowercased() })
+    }
+
+    public func check(_ request: HTTPRequest) -> Verdict {
+        check(method: request.method, path: request.path, host: request.header("Host"), origin: request.header("Origin"),
+              authorization: request.header("Authorization"), cookie: request.cookie(SessionBook.cookieName),
+              queryToken: request.query("token"))
+    }
+
+    public func check(method: String, path: String, host: String?, origin: String?, authorization: String?,
+                      cookie: String?, queryToken: String?) -> Verdict {
+        guard let host, allowedHosts.contains(Self.hostName(host)) else {
+            return .answered(.text(403, "host not allowed: strapd-web answers only to the names in docs/web.md (--allow-host)\n"))
+        }
+        let bearer = authorization.flatMap { value -> String? in
+            let parts = value.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 && parts[0].lowercased() == "bearer" ? String(parts[1]) : nil
+        }
+        let safe = method == "GET" || method == "HEAD"
+        if !safe {
+            // CSRF: a browser names the page that made the request. A cookie alone is not
+            // enough for a change; a script with the bearer token sends no Origin at all.
+            if let origin {
+                guard origin.lowercased() == "http://" + host.lowercased() else {
+                    return .answered(.text(403, "origin \(origin) may not send \(method) requests here\n"))
+                }
+            } else if bearer == nil {
+                return .answered(.text(403, "\(method) with a session cookie needs an Origin header\n"))
+            }
+        }
+        if let bearer {
+            guard AccessToken.matches(bearer, token) else { return .answered(Self.unauthorized) }
+            return .allowed(.bearer)
+        }
+        if let cookie, sessions.isOpen(cookie) { return .allowed(.session(cookie)) }
+        if safe, let queryToken, AccessToken.matches(queryToken, token) {
+            // The token leaves the address bar (and the history) at once: the cookie carries on.
+            let session = sessions.open()
+            return .answered(HTTPResponse(status: 303, headers: [
+                ("Location", Self.localRedirect(path)),
+                ("Set-Cookie", Self.cookie(session)),
+            ]))
+        }
+        return .answered(Self.unauthorized)
+    }
+
+    public static func cookie(_ session: String) -> String {
+        "\(SessionBook.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+    }
+
+    static let unauthorized = HTTPResponse(status: 401, headers: [("Content-Type", "text/plain; charset=utf-8"), ("WWW-Authenticate", "Bearer")],
+                                           body: .bytes(Array("a token is needed: open the URL in strapd-web's state directory (the file `url`), or send Authorization: Bearer\n".utf8)))
+
+    /// `path` as a redirect target that stays on this server: `//evil.example/` (or `/` and a backslash,
+    /// which browsers read the same way) would send the browser, freshly given its cookie, to
+    /// another host; such a path goes to `/` instead.
+    static func localRedirect(_ path: String) -> String {
+        guard path.hasPrefix("/"), !path.dropFirst().hasPrefix("/"), !path.dropFirst().hasPrefix("\\"),
+              !path.contains(where: { $0.isNewline }) else { return "/" }
+        return path
+    }
+
+    /// The host part of a Host header: `[::1]:8420` → `[::1]`, `Localhost:8420` → `localhost`.
+    static func hostName(_ header: String) -> String {
+        let h = header.lowercased()
+        if h.hasPrefix("[") { return h.firstIndex(of: "]").map { String(h[...$0]) } ?? h }
+        return h.split(separator: ":", maxSplits: 1).first.map(String.init) ?? h
+    }
+}
