@@ -10,6 +10,11 @@ public final class LiveRelay: Sendable {
     public struct HeartRate: Sendable, Equatable {
         public var name: String
         public var beatsPerMinute: Double
+
+        public init(name: String, beatsPerMinute: Double) {
+            self.name = name
+            self.beatsPerMinute = beatsPerMinute
+        }
     }
 
     private struct State {

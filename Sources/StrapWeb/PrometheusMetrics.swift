@@ -100,7 +100,7 @@ public struct PrometheusMetrics {
 
     private mutating func devices(_ devices: [JSONObject], heartRates: [String: LiveRelay.HeartRate]) {
         var connected: [(labels: [(String, String)], value: Double)] = []
-        var battery = connected, rssi = connected, heart = connected
+        var battery = connected, rssi = connected, heart = connected, notifications = connected
         for d in devices {
             guard case .string(let address)? = d["address"] else { continue }
             var name = ""
@@ -110,6 +110,7 @@ public struct PrometheusMetrics {
             connected.append((labels, isConnected ? 1 : 0))
             if let b = Self.number(d["battery"]) { battery.append((labels, b / 100)) }
             if let r = Self.number(d["rssi"]) { rssi.append((labels, r)) }
+            if let n = Self.number(d["notifications"]) { notifications.append((labels, n)) }
             // A heart rate is current only while its sensor is connected.
             if isConnected, let hr = heartRates[address] { heart.append((labels, hr.beatsPerMinute)) }
         }
@@ -119,6 +120,9 @@ public struct PrometheusMetrics {
         for b in battery { sample("strapd_device_battery_ratio", b.labels, b.value) }
         family("strapd_device_rssi_dbm", .gauge, "the link's received signal strength in dBm")
         for r in rssi { sample("strapd_device_rssi_dbm", r.labels, r.value) }
+        // strapd counts per device, not per sample type: the per-sensor figure status lacks.
+        family("strapd_device_notifications_total", .counter, "measurement notifications received from the device since strapd started")
+        for n in notifications { sample("strapd_device_notifications_total", n.labels, n.value) }
         family("strapd_device_heart_rate_beats_per_minute", .gauge, "the device's latest live heart rate")
         for h in heart { sample("strapd_device_heart_rate_beats_per_minute", h.labels, h.value) }
     }
