@@ -25,6 +25,7 @@ TEST=(
   mosquitto             # the MQTT tests' brokers (started per test on loopback; bridged pairs)
   mosquitto-clients     # mosquitto_sub/mosquitto_pub: the tests' second consumer, the docs' recipes
   openssl               # the MQTT TLS tests' certificates (Tests/Fixtures/mqtt/make_certs.sh)
+  prometheus            # promtool check metrics on strapd-web's /metrics, and the server the tests start to scrape it (docs/web.md)
 )
 BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
@@ -61,3 +62,10 @@ SUDO=""
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# Debian enables prometheus.service and starts it (a server on :9090 scraping this machine)
+# when it installs the package. The tests start their own on a free loopback port and never
+# use it, so a prometheus this run installed is stopped and disabled; one that was installed
+# before is left as its owner set it.
+if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+  $SUDO systemctl disable --now prometheus.service || echo "deps: could not stop prometheus.service; it is not needed" >&2
+fi
