@@ -78,6 +78,35 @@ import StrapWire
         web.stop()
     }
 
+    /// Rule: with `[mqtt]` configured the publisher's state and lag are there, one-hot over
+    /// the states, its counters `_total`, and promtool still passes. The broker is a port
+    /// nothing listens on: the publisher waits between attempts while the store grows, so
+    /// the lag is the store's own items (MQTTDeliveryProcessTests covers a real broker).
+    @Test func mqttStateAndLagAreExposed() throws {
+        let port = PrometheusTools.freeLoopbackPort()
+        let web = try WebHarness(strapdArguments: ["--set", "mqtt.host=127.0.0.1", "--set", "mqtt.port=\(port)"])
+        var text = ""
+        var lag: Double?
+        for _ in 0..<150 {
+            text = try RawHTTP.request(port: web.port, path: "/metrics", host: web.host, headers: [web.bearer]).body
+            lag = text.split(separator: "\n").first { $0.hasPrefix("strapd_mqtt_lag_items ") }
+                .flatMap { Double($0.split(separator: " ")[1]) }
+            if let lag, lag > 0 { break }
+            usleep(200_000)
+        }
+        #expect(lag.map { $0 > 0 } == true, "no MQTT lag within 30 s:\n\(text)\nstrapd: \(web.log("strapd"))")
+        let states = text.split(separator: "\n").filter { $0.hasPrefix("strapd_mqtt_state{") }
+        #expect(states.count == 4 && states.filter { $0.hasSuffix(" 1") }.count == 1, "\(states)")
+        #expect(!states.contains { $0.contains(#"state="connected"} 1"#) }, "connected to nothing: \(states)")
+        for family in ["strapd_mqtt_lag_seconds", "strapd_mqtt_published_total", "strapd_mqtt_acknowledged_total",
+                       "strapd_mqtt_connects_total"] {
+            #expect(text.contains("# TYPE \(family) "), "\(family) missing:\n\(text)")
+        }
+        let check = try PrometheusTools.checkMetrics(text)
+        #expect(check.status == 0, "promtool check metrics (exit \(check.status)):\n\(check.output)\n\(text)")
+        web.stop()
+    }
+
     /// Rule: label values are escaped. A sensor advertises whatever name it likes; one with a
     /// double quote, a backslash and a line feed must yield one valid sample line per series.
     /// Rendered from a snapshot: neither the simulator nor a replay lets a test name a device
