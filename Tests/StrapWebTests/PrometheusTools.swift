@@ -6,6 +6,8 @@ import Glibc
 /// suite that passes without them has checked nothing of what docs/web.md promises.
 enum PrometheusToolError: Error, CustomStringConvertible {
     case missing(tool: String)
+    /// The tool is there but could not be run, or its files not written.
+    case couldNotRun(tool: String, String)
     case didNotStart(String)
     case queryFailed(String)
 
@@ -13,6 +15,7 @@ enum PrometheusToolError: Error, CustomStringConvertible {
         switch self {
         case .missing(let tool):
             "\(tool) is not installed (not on PATH): run scripts/deps.sh test, which installs Debian's prometheus package (promtool and the server)"
+        case .couldNotRun(let tool, let why): "\(tool): \(why)"
         case .didNotStart(let why): "prometheus did not start: \(why)"
         case .queryFailed(let why): "prometheus query: \(why)"
         }
@@ -33,7 +36,7 @@ enum PrometheusTools {
 
     /// `promtool check metrics` on `text`: its exit status and what it said (a lint problem
     /// or a parse error, one per line). Status 0 is a clean exposition.
-    static func checkMetrics(_ text: String) throws -> (status: Int32, output: String) {
+    static func checkMetrics(_ text: String) throws(PrometheusToolError) -> (status: Int32, output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: try find("promtool"))
         p.arguments = ["check", "metrics"]
@@ -41,9 +44,13 @@ enum PrometheusTools {
         p.standardInput = input
         p.standardOutput = output
         p.standardError = output
-        try p.run()
-        input.fileHandleForWriting.write(Data(text.utf8))
-        try input.fileHandleForWriting.close()
+        do {
+            try p.run()
+            // A scrape is a few kilobytes, within the pipe's buffer: writing all of it before
+            // reading promtool's answer cannot block.
+            input.fileHandleForWriting.write(Data(text.utf8))
+            try input.fileHandleForWriting.close()
+        } catch { throw .couldNotRun(tool: "promtool", "\(error)") }
         let said = output.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: said, as: UTF8.self))
@@ -77,7 +84,7 @@ final class PrometheusServer {
     /// The scrape config is docs/web.md's recipe: the bearer token read from strapd-web's own
     /// token file (`credentials_file`), the target by its loopback address, which strapd-web's
     /// Host allow-list takes.
-    init(scraping target: String, tokenFile: String, directory: String) throws {
+    init(scraping target: String, tokenFile: String, directory: String) throws(PrometheusToolError) {
         self.directory = directory
         port = PrometheusTools.freeLoopbackPort()
         let config = """
@@ -93,16 +100,18 @@ final class PrometheusServer {
                   - targets: ['\(target)']
 
             """
-        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        try config.write(toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
         process = Process()
         process.executableURL = URL(fileURLWithPath: try PrometheusTools.find("prometheus"))
         process.arguments = ["--config.file=\(directory)/prometheus.yml", "--storage.tsdb.path=\(directory)/data",
                              "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn"]
-        _ = FileManager.default.createFile(atPath: directory + "/prometheus.log", contents: nil)
-        process.standardError = FileHandle(forWritingAtPath: directory + "/prometheus.log") ?? FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        do {
+            try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+            try config.write(toFile: directory + "/prometheus.yml", atomically: true, encoding: .utf8)
+            _ = FileManager.default.createFile(atPath: directory + "/prometheus.log", contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: directory + "/prometheus.log") ?? FileHandle.nullDevice
+            try process.run()
+        } catch { throw .couldNotRun(tool: "prometheus", "\(error)") }
         // Ready once it has read its config and opened its storage (a few seconds on a busy machine).
         for _ in 0..<300 {
             if !process.isRunning { break }
@@ -111,7 +120,7 @@ final class PrometheusServer {
         }
         let log = self.log
         stop()
-        throw PrometheusToolError.didNotStart("not ready on 127.0.0.1:\(port) within 30 s\n\(log)")
+        throw .didNotStart("not ready on 127.0.0.1:\(port) within 30 s\n\(log)")
     }
 
     var host: String { "127.0.0.1:\(port)" }
