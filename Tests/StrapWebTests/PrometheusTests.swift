@@ -71,6 +71,23 @@ import StrapWire
         #expect(series.count == 1)
         #expect(strap.labels["job"] == "strapd-web" && strap.labels["address"] == "5E:1A:00:00:48:00", "\(strap.labels)")
         #expect((30...230).contains(strap.value), "heart rate \(strap.value)")
+        // And it is strapd's: one of the strap's heart rates strapd stored (asked through
+        // StrapKit; polled, as the store is read up to its last sync).
+        let link = DaemonLink(socket: web.socket)
+        var stored: [Double] = []
+        for _ in 0..<50 where !stored.contains(strap.value) {
+            let result = try link.request("samples.query", ["types": .array([.string("heartRate")]), "limit": .int(120),
+                                                            "predicate": .object(["device": .object(["id": .string("5E:1A:00:00:48:00")])]),
+                                                            "sort": .string("end"), "descending": .bool(true)])
+            if case .array(let samples)? = result["samples"] {
+                stored = samples.compactMap { sample -> Double? in
+                    guard case .object(let o) = sample else { return nil }
+                    switch o["value"] { case .int(let i)?: return Double(i); case .double(let d)?: return d; default: return nil }
+                }
+            }
+            if !stored.contains(strap.value) { usleep(200_000) }
+        }
+        #expect(stored.contains(strap.value), "Prometheus has \(strap.value) bpm; strapd stored \(stored)")
         // The scrape itself succeeded (not only one sample slipping through): up is 1.
         let up = try prometheus.query(#"up{job="strapd-web"}"#)
         #expect(up.map(\.value) == [1], "up: \(up); targets: \(prometheus.targets)")
