@@ -104,7 +104,7 @@ let package = Package(
                                                     "StrapSimulator", "StrapGATT", "StrapOS", "StrapSystem", "StrapWire",
                                                     "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol"]),
         // strapd-web's HTTP side (docs/web.md): a StrapKit client, never a second socket client.
-        .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "CMicroHTTPD", "CSystemd", "CShims"]),
+        .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "StrapOS", "CMicroHTTPD", "CSystemd", "CShims"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout),

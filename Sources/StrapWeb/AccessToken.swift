@@ -1,4 +1,5 @@
 import Glibc
+import StrapOS
 import Synchronization
 
 public enum TokenFileError: Error, Equatable, CustomStringConvertible {
@@ -6,6 +7,11 @@ public enum TokenFileError: Error, Equatable, CustomStringConvertible {
     /// Readable or writable by others than its owner: someone may have copied it.
     case tooOpen(path: String, mode: UInt32)
     case malformed(path: String)
+
+    /// StrapOS's error (EINTR already retried, short writes finished) in this file's terms.
+    init(_ error: SystemCallError, path: String) {
+        self = .system(call: error.call, path: error.path ?? path, errno: error.errno.rawValue)
+    }
 
     public var description: String {
         switch self {
@@ -38,17 +44,16 @@ public enum AccessToken {
         let path = directory + "/" + fileName
         if let existing = try read(path) { return existing }
         let token = generate()
-        try write(token + "\n", to: path, exclusive: true)
+        try create(token + "\n", at: path)
         return token
     }
 
     /// Writes the URL file next to the token (0600, replaced atomically).
     public static func writeURL(_ url: String, in directory: String) throws(TokenFileError) {
         let path = directory + "/" + urlFileName
-        let temporary = path + ".tmp"
-        unlink(temporary)
-        try write(url + "\n", to: temporary, exclusive: true)
-        guard rename(temporary, path) == 0 else { throw .system(call: "rename", path: path, errno: errno) }
+        do throws(SystemCallError) { try Syscalls.live.writeFileAtomically(Array((url + "\n").utf8), to: path, mode: 0o600) } catch {
+            throw TokenFileError(error, path: path)
+        }
     }
 
     /// The file's first line, refused if the file is open to others or not a token.
@@ -72,14 +77,16 @@ public enum AccessToken {
         return text
     }
 
-    private static func write(_ text: String, to path: String, exclusive: Bool) throws(TokenFileError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (exclusive ? O_EXCL : O_TRUNC), 0o600)
-        guard fd >= 0 else { throw .system(call: "open", path: path, errno: errno) }
-        defer { close(fd) }
-        let bytes = Array(text.utf8)
-        let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        guard n == bytes.count else { throw .system(call: "write", path: path, errno: n < 0 ? errno : EIO) }
-        guard fsync(fd) == 0 else { throw .system(call: "fsync", path: path, errno: errno) }
+    /// Created, never replaced (O_EXCL): two strapd-web starting at once cannot each take a
+    /// different token; the loser fails and the next start reads the winner's.
+    private static func create(_ text: String, at path: String) throws(TokenFileError) {
+        do throws(SystemCallError) {
+            let file = try OpenFile(path: path, flags: O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode: 0o600)
+            try file.writeAll(Array(text.utf8))
+            try file.sync()
+        } catch {
+            throw TokenFileError(error, path: path)
+        }
     }
 
     /// Equal without an early exit, so the time taken says nothing about a guess.
