@@ -7,8 +7,8 @@ Swift side knows what strapd stored (samples.query through StrapKit), this scrip
 what the page shows. It asserts nothing itself, so a failure is reported by the test with
 strapd's own numbers beside the page's.
 
-    dashboard.py live    URL ARTIFACTS HR_NAME...   tiles, heart rates, CSP, a screenshot
-    dashboard.py hostile URL ARTIFACTS NAME         every device name replaced by NAME in the
+    dashboard.py live    URL SCREENSHOT HR_NAME...  tiles, heart rates, CSP, a screenshot (PNG)
+    dashboard.py hostile URL SCREENSHOT NAME        every device name replaced by NAME in the
                                                     browser; how the page renders it
 
 The driver's path is given (Service(executable_path=...)), so Selenium Manager never runs and
@@ -105,7 +105,7 @@ def console_errors(driver):
     return [e["message"] for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
 
 
-def live(driver, url, artifacts, names):
+def live(driver, url, screenshot, names):
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
     driver.get(url)
     wanted = set(names)
@@ -123,7 +123,7 @@ def live(driver, url, artifacts, names):
     report["tilesLater"] = driver.execute_script(READ_TILES)
     report["violationsBefore"] = driver.execute_script("return window.__cspViolations")
     report["consoleErrorsBefore"] = console_errors(driver)
-    driver.save_screenshot(os.path.join(artifacts, "dashboard.png"))
+    report["screenshot"] = driver.save_screenshot(screenshot)
     # An inline script and an inline handler, added the way an injection would add them: the
     # CSP the server sent must stop both, and the browser must say so.
     driver.execute_script("""
@@ -142,15 +142,14 @@ def live(driver, url, artifacts, names):
     return report
 
 
-def hostile(driver, url, artifacts, name):
+def hostile(driver, url, screenshot, name):
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RENAME % json.dumps(name)})
     driver.get(url)
     # Every tile renamed, and a heart rate arrived through the renamed live stream too.
     tiles = poll(driver, lambda ts: ts and all(t["name"] == name for t in ts) and any(t["hr"].isdigit() for t in ts))
     time.sleep(1)
-    driver.save_screenshot(os.path.join(artifacts, "dashboard-hostile-name.png"))
-    return {"tiles": tiles,
+    return {"tiles": tiles, "screenshot": driver.save_screenshot(screenshot),
             "images": driver.execute_script("return document.querySelectorAll('img').length"),
             "elementsInNames": driver.execute_script("return document.querySelectorAll('#tiles .name *').length"),
             "alerts": driver.execute_script("return window.__alerts"),
@@ -159,13 +158,13 @@ def hostile(driver, url, artifacts, name):
 
 
 def main():
-    mode, url, artifacts, *rest = sys.argv[1:]
-    os.makedirs(artifacts, exist_ok=True)
+    mode, url, screenshot, *rest = sys.argv[1:]
+    os.makedirs(os.path.dirname(screenshot), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
         driver = None
         try:
             driver = browser(profile)
-            report = live(driver, url, artifacts, rest) if mode == "live" else hostile(driver, url, artifacts, rest[0])
+            report = live(driver, url, screenshot, rest) if mode == "live" else hostile(driver, url, screenshot, rest[0])
         except Exception:
             # What chromedriver said is the best clue when the browser did not come up.
             try:
