@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import StrapKit
 import StrapWeb
 import StrapWire
 
@@ -10,6 +11,11 @@ import StrapWire
 /// shows; these tests judge it against what strapd itself stored, asked through StrapKit.
 /// Without Chromium, chromedriver or the selenium venv they fail saying how to install them;
 /// they never skip. Screenshots go to `.build/artifacts/web/`, which CI keeps.
+///
+/// Everything that waits here awaits (StrapKit's async calls, Task.sleep) rather than blocking
+/// its thread: Swift Testing runs tests on the cooperative pool, as wide as the machine's
+/// cores, and a test blocking a thread for a browser's seconds (or DaemonLink's semaphore)
+/// starved the other suites' StrapKit calls on 2 cores until they timed out.
 @Suite(.serialized) struct BrowserTests {
     /// The hostile name of issue 34: HTML that would run script if the page parsed it.
     static let hostileName = "<img src=x onerror=alert(1)>"
@@ -19,23 +25,23 @@ import StrapWire
     /// twice a few seconds apart so a page stuck on its first value would still be caught only
     /// if strapd repeated it. With 4 simulated devices (HR, CSC, RSC, HR) every device has a
     /// tile and the two that measure no heart rate show none.
-    @Test func theDashboardShowsEachStrapsHeartRateThatStrapdSent() throws {
+    @Test func theDashboardShowsEachStrapsHeartRateThatStrapdSent() async throws {
         let web = try WebHarness(sensors: 4)
         defer { web.stop() }
         let straps = ["Sim HR 0", "Sim HR 1"]
-        let report = try Browser.run(.live, web, screenshot: "dashboard.png", straps)
+        let report = try await Browser.run(.live, web, screenshot: "dashboard.png", straps)
         #expect(report["state"] as? String == "live", "the page's state: \(report["state"] ?? "none")")
         // The token went into a cookie and out of the address bar (the 303 to the same path).
         let url = report["url"] as? String ?? ""
         #expect(url == "http://\(web.host)/", "the browser's address: \(url)")
-        let addresses = try Self.addressesByName(web)
+        let addresses = try await Self.addressesByName(web)
         for key in ["tiles", "tilesLater"] {
             let tiles = Browser.tiles(report[key])
             #expect(Set(tiles.keys) == Set(addresses.keys), "\(key): tiles \(tiles.keys.sorted()), strapd's devices \(addresses.keys.sorted())")
             for name in straps {
                 let shown = try #require(tiles[name].flatMap { Int($0) }, "\(key): \(name) shows '\(tiles[name] ?? "no tile")'")
                 let address = try #require(addresses[name])
-                let stored = Self.storedHeartRates(web, address: address, until: { $0.contains(shown) })
+                let stored = await Self.storedHeartRates(web, address: address, until: { $0.contains(shown) })
                 #expect(stored.contains(shown), "\(key): \(name) shows \(shown) bpm; strapd stored \(stored)")
             }
             for (name, text) in tiles where !straps.contains(name) {
@@ -49,10 +55,10 @@ import StrapWire
     /// inline), it causes no CSP violation of its own, and an inline script or inline event
     /// handler put into the page does not run: the browser blocks both and reports them.
     /// Served without the CSP header, the injected script runs and this fails.
-    @Test func theDashboardRunsUnderItsCSPAndNoInlineScriptRuns() throws {
+    @Test func theDashboardRunsUnderItsCSPAndNoInlineScriptRuns() async throws {
         let web = try WebHarness(sensors: 2)
         defer { web.stop() }
-        let report = try Browser.run(.live, web, screenshot: "dashboard-csp.png", ["Sim HR 0"])
+        let report = try await Browser.run(.live, web, screenshot: "dashboard-csp.png", ["Sim HR 0"])
         let tiles = Browser.tiles(report["tiles"])
         #expect(tiles["Sim HR 0"].flatMap { Int($0) } != nil, "app.js did not fill the tiles under the CSP: \(tiles)")
         let before = report["violationsBefore"] as? [Any] ?? ["unreadable"]
@@ -72,10 +78,10 @@ import StrapWire
     /// app.js's rendering, not how a name travels through strapd. Each tile's text must be the
     /// name itself, with no element made from it, no image in the page and no alert. With
     /// `innerHTML` in place of `textContent` the tiles hold an <img> and this fails.
-    @Test func aHostileDeviceNameIsRenderedAsText() throws {
+    @Test func aHostileDeviceNameIsRenderedAsText() async throws {
         let web = try WebHarness(sensors: 2)
         defer { web.stop() }
-        let report = try Browser.run(.hostile, web, screenshot: "dashboard-hostile-name.png", [Self.hostileName])
+        let report = try await Browser.run(.hostile, web, screenshot: "dashboard-hostile-name.png", [Self.hostileName])
         let tiles = report["tiles"] as? [[String: Any]] ?? []
         #expect(tiles.count == 2, "tiles: \(tiles)")
         for tile in tiles {
@@ -90,8 +96,8 @@ import StrapWire
     }
 
     /// strapd's devices by name (devices.list through StrapKit).
-    static func addressesByName(_ web: WebHarness) throws -> [String: String] {
-        let result = try DaemonLink(socket: web.socket).request("devices.list")
+    static func addressesByName(_ web: WebHarness) async throws -> [String: String] {
+        let result = try await StrapStore(socket: web.socket).request("devices.list")
         guard case .array(let devices)? = result["devices"] else { return [:] }
         var byName: [String: String] = [:]
         for case .object(let d) in devices {
@@ -102,11 +108,12 @@ import StrapWire
 
     /// The strap's latest stored heart rates, polled (up to 10 s) until `until` holds: the
     /// store is read up to its last sync, which may trail the live stream the page saw.
-    static func storedHeartRates(_ web: WebHarness, address: String, until: ([Int]) -> Bool) -> [Int] {
-        let link = DaemonLink(socket: web.socket)
+    static func storedHeartRates(_ web: WebHarness, address: String, until: ([Int]) -> Bool) async -> [Int] {
+        let store = StrapStore(socket: web.socket)
+        defer { store.close() }
         var stored: [Int] = []
         for _ in 0..<50 {
-            let result = try? link.request("samples.query", ["types": .array([.string("heartRate")]), "limit": .int(120),
+            let result = try? await store.request("samples.query", ["types": .array([.string("heartRate")]), "limit": .int(120),
                                                              "predicate": .object(["device": .object(["id": .string(address)])]),
                                                              "sort": .string("end"), "descending": .bool(true)])
             if case .array(let samples)? = result?["samples"] {
@@ -117,7 +124,7 @@ import StrapWire
                 }
             }
             if until(stored) { break }
-            usleep(200_000)
+            try? await Task.sleep(for: .milliseconds(200))
         }
         return stored
     }
@@ -152,7 +159,7 @@ enum Browser {
 
     /// The script's report; it is given 120 s (it polls the page for 30 s at most), then killed.
     /// The page's screenshot goes to `artifacts/screenshot`, replacing an older run's.
-    static func run(_ mode: Mode, _ web: WebHarness, screenshot: String, _ arguments: [String]) throws -> [String: Any] {
+    static func run(_ mode: Mode, _ web: WebHarness, screenshot: String, _ arguments: [String]) async throws -> [String: Any] {
         try requireTools()
         try? FileManager.default.removeItem(atPath: artifacts + "/" + screenshot)
         let out = web.directory + "/browser.json", err = web.directory + "/browser.log"
@@ -166,7 +173,7 @@ enum Browser {
         p.standardOutput = FileHandle(forWritingAtPath: out)
         p.standardError = FileHandle(forWritingAtPath: err)
         try p.run()
-        for _ in 0..<1200 where p.isRunning { usleep(100_000) }
+        for _ in 0..<1200 where p.isRunning { try? await Task.sleep(for: .milliseconds(100)) }
         if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
         let said = (try? String(contentsOfFile: err, encoding: .utf8)) ?? ""
