@@ -10,7 +10,7 @@ import StrapWire
 /// strapd-web in front of a real `strapd --simulate`. The script only reports what the page
 /// shows; these tests judge it against what strapd itself stored, asked through StrapKit.
 /// Without Chromium, chromedriver or the selenium venv they fail saying how to install them;
-/// they never skip. Screenshots go to `.build/artifacts/web/`, which CI keeps.
+/// they never skip. Screenshots go to `.build/artifacts/web/`, the folder to keep from a CI run.
 ///
 /// Everything that waits here awaits (StrapKit's async calls, Task.sleep) rather than blocking
 /// its thread: Swift Testing runs tests on the cooperative pool, as wide as the machine's
@@ -21,9 +21,9 @@ import StrapWire
     static let hostileName = "<img src=x onerror=alert(1)>"
 
     /// Rule: each simulated strap's tile shows a heart rate, and that number is one strapd
-    /// sent for that strap: it is among the strap's stored heart rates (samples.query), read
-    /// twice a few seconds apart so a page stuck on its first value would still be caught only
-    /// if strapd repeated it. With 4 simulated devices (HR, CSC, RSC, HR) every device has a
+    /// sent for that strap: it is among the strap's stored heart rates (samples.query). Read
+    /// twice, 3 s apart, both must be strapd's; a change is not required (a heart rate can
+    /// hold for seconds), so a page frozen on a value strapd sent is not caught. With 4 simulated devices (HR, CSC, RSC, HR) every device has a
     /// tile and the two that measure no heart rate show none.
     @Test func theDashboardShowsEachStrapsHeartRateThatStrapdSent() async throws {
         let web = try WebHarness(sensors: 4)
