@@ -95,6 +95,46 @@ import StrapWire
         Browser.expectScreenshot(report, "dashboard-hostile-name.png")
     }
 
+    /// Rule: a name that comes through strapd is rendered as text, end to end. strapd replays
+    /// a capture (docs/capture-format.md) whose strap's link came up under `hostileName`; the
+    /// name reaches the page in the live stream's samples, through strapd-web's /events, with
+    /// nothing replaced in the browser. (devices.list names a replayed device by its address,
+    /// so the name does not come through /api/devices: aHostileDeviceNameIsRenderedAsText
+    /// covers that path.)
+    @Test func aHostileNameStrapdRelaysIsRenderedAsText() async throws {
+        let capture = "/tmp/strapweb-hostile-\(UUID().uuidString.prefix(8)).capture"
+        try Self.hostileCapture().write(toFile: capture, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: capture) }
+        let web = try WebHarness(sensors: nil, strapdArguments: ["--replay", capture])
+        defer { web.stop() }
+        let report = try await Browser.run(.relayed, web, screenshot: "dashboard-relayed-hostile-name.png", [Self.hostileName])
+        let tiles = report["tiles"] as? [[String: Any]] ?? []
+        #expect(tiles.count == 1, "tiles: \(tiles)")
+        for tile in tiles {
+            #expect(tile["name"] as? String == Self.hostileName, "shown as '\(tile["name"] ?? "none")'")
+            #expect(tile["nameHTML"] as? String == "&lt;img src=x onerror=alert(1)&gt;", "its markup: \(tile["nameHTML"] ?? "none")")
+            #expect((tile["hr"] as? String).flatMap { Int($0) }.map { (70...89).contains($0) } == true, "heart rate: \(tile["hr"] ?? "none")")
+        }
+        #expect(report["images"] as? Int == 0, "the page holds \(report["images"] ?? "?") <img> elements")
+        #expect(report["elementsInNames"] as? Int == 0, "names hold \(report["elementsInNames"] ?? "?") elements")
+        #expect((report["alerts"] as? [Any])?.isEmpty == true, "alert() was called: \(report["alerts"] ?? "?")")
+        Browser.expectScreenshot(report, "dashboard-relayed-hostile-name.png")
+    }
+
+    /// One strap whose link comes up named `hostileName`, then a heart rate (70–89 bpm, flags
+    /// 0: one octet) every second for 5 minutes, replayed in real time: long enough that the
+    /// page, opened a few seconds after strapd starts, sees live samples. The name holds no
+    /// character JSON would escape, so it is written as it is.
+    static func hostileCapture() -> String {
+        let address = "5E:1A:00:00:66:00"
+        var lines = [#"{"t":"2026-12-07T04:00:00.000Z","mono":1000.0,"device":"\#(address)","event":"linkUp","name":"\#(hostileName)"}"#]
+        for i in 1...300 {
+            let time = String(format: "2026-12-07T04:%02d:%02d.000Z", i / 60, i % 60)
+            lines.append(#"{"t":"\#(time)","mono":\#(1000 + i).0,"device":"\#(address)","event":"notification","characteristic":"2a37","hex":"00\#(String(format: "%02x", 70 + i % 20))"}"#)
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// strapd's devices by name (devices.list through StrapKit).
     static func addressesByName(_ web: WebHarness) async throws -> [String: String] {
         let result = try await StrapStore(socket: web.socket).request("devices.list")
@@ -132,7 +172,7 @@ import StrapWire
 
 /// Runs `Tests/Fixtures/web/dashboard.py` and reads its JSON report.
 enum Browser {
-    enum Mode: String { case live, hostile }
+    enum Mode: String { case live, hostile, relayed }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String

@@ -10,6 +10,8 @@ strapd's own numbers beside the page's.
     dashboard.py live    URL SCREENSHOT HR_NAME...  tiles, heart rates, CSP, a screenshot (PNG)
     dashboard.py hostile URL SCREENSHOT NAME        every device name replaced by NAME in the
                                                     browser; how the page renders it
+    dashboard.py relayed URL SCREENSHOT NAME        the same for a device strapd itself calls
+                                                    NAME (a replayed capture), nothing replaced
 
 The driver's path is given (Service(executable_path=...)), so Selenium Manager never runs and
 nothing is downloaded. --no-sandbox because the tests run as root, where Chromium's sandbox
@@ -142,9 +144,10 @@ def live(driver, url, screenshot, names):
     return report
 
 
-def hostile(driver, url, screenshot, name):
+def hostile(driver, url, screenshot, name, rename):
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
-    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RENAME % json.dumps(name)})
+    if rename:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RENAME % json.dumps(name)})
     driver.get(url)
     # Every tile renamed, and a heart rate arrived through the renamed live stream too.
     tiles = poll(driver, lambda ts: ts and all(t["name"] == name for t in ts) and any(t["hr"].isdigit() for t in ts))
@@ -164,7 +167,10 @@ def main():
         driver = None
         try:
             driver = browser(profile)
-            report = live(driver, url, screenshot, rest) if mode == "live" else hostile(driver, url, screenshot, rest[0])
+            if mode == "live":
+                report = live(driver, url, screenshot, rest)
+            else:
+                report = hostile(driver, url, screenshot, rest[0], rename=mode == "hostile")
         except Exception:
             # What chromedriver said is the best clue when the browser did not come up.
             try:
