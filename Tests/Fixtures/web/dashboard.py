@@ -19,6 +19,7 @@ refuses to start.
 """
 import json
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -160,7 +161,15 @@ def hostile(driver, url, screenshot, name, rename):
             "consoleErrors": console_errors(driver)}
 
 
+def give_up(signum, frame):
+    raise TimeoutError("dashboard.py: no report within 100 s")
+
+
 def main():
+    # Ends itself before the Swift test's 120 s SIGKILL, so the finally below still quits
+    # the browser: a killed script would leave chromedriver and Chromium running.
+    signal.signal(signal.SIGALRM, give_up)
+    signal.alarm(100)
     mode, url, screenshot, *rest = sys.argv[1:]
     os.makedirs(os.path.dirname(screenshot), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
