@@ -26,6 +26,10 @@ TEST=(
   mosquitto-clients     # mosquitto_sub/mosquitto_pub: the tests' second consumer, the docs' recipes
   openssl               # the MQTT TLS tests' certificates (Tests/Fixtures/mqtt/make_certs.sh)
   prometheus            # promtool check metrics on strapd-web's /metrics, and the server the tests start to scrape it (docs/web.md)
+  # strapd-web's browser tests (docs/web.md): a real browser runs the dashboard's script under its CSP;
+  # Debian's builds, so selenium is given chromedriver's path and downloads no browser or driver
+  chromium              # headless Chromium (--headless=new), the browser the tests drive
+  chromium-driver       # /usr/bin/chromedriver, the WebDriver server selenium talks to (same version as chromium)
 )
 BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)

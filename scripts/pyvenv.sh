@@ -5,7 +5,8 @@
 # Needs Debian's python3-venv (scripts/deps.sh) and PyPI.
 #
 #   scripts/pyvenv.sh [VENV REQUIREMENTS]   another venv from another pinned list (paths from
-#                                           the repository's top; Benchmarks/bleak-host.sh)
+#                                           the repository's top; Benchmarks/bleak-host.sh,
+#                                           scripts/test.sh's .build/web-venv for the browser tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-.build/venv}

@@ -28,14 +28,15 @@ final class WebHarness {
     private(set) var token = ""
 
     /// Starts strapd with `sensors` simulated sensors (sensor 0 is "Sim HR 0", a heart-rate
-    /// strap) and `strapdArguments` (`--set` options), waits for its socket, then starts
-    /// strapd-web with `webArguments`.
-    init(sensors: Int = 2, strapdArguments: [String] = [], webArguments: [String] = [], name: String = #function) throws {
+    /// strap; nil: no `--simulate`, for a `--replay` in `strapdArguments`) and
+    /// `strapdArguments` (`--set` options), waits for its socket, then starts strapd-web with
+    /// `webArguments`.
+    init(sensors: Int? = 2, strapdArguments: [String] = [], webArguments: [String] = [], name: String = #function) throws {
         // sun_path holds 108 bytes: keep the directory short.
         directory = "/tmp/strapweb-\(name.filter(\.isLetter).prefix(10))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: webState, withIntermediateDirectories: true)
         strapd = try Self.launch("strapd", ["--state-dir", directory + "/state", "--socket", socket, "--set", "daemon.socket_group=",
-                                            "--log-level", "warning", "--simulate=\(sensors)"] + strapdArguments, log: directory + "/strapd.log")
+                                            "--log-level", "warning"] + (sensors.map { ["--simulate=\($0)"] } ?? []) + strapdArguments, log: directory + "/strapd.log")
         try waitFor("strapd's socket at \(socket)") { Self.canConnect(unixPath: socket) }
         web = try Self.launch("strapd-web", ["--listen", "127.0.0.1:0", "--socket", socket, "--state-dir", webState] + webArguments,
                               log: directory + "/web.log")
