@@ -237,6 +237,8 @@ struct ExportTimeline {
             }
         case .energyExpended, .batteryLevel, .sensorContact:
             break   // energy comes as activeEnergy (kcal); battery and contact are device state
+        case .cyclingPower, .cyclingPowerBalance:
+            break   // not in the export formats yet (docs/export.md, "Not yet")
         }
     }
 

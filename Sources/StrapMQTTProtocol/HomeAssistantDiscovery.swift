@@ -9,7 +9,7 @@ import StrapWire
 public struct HomeAssistantDiscovery: Sendable {
     public enum Entity: String, Sendable, CaseIterable {
         case heartRate = "heart_rate"
-        case speed, cadence, distance, energy, battery, contact, connected, rssi, workout
+        case speed, cadence, power, distance, energy, battery, contact, connected, rssi, workout
 
         var component: String { self == .contact || self == .connected ? "binary_sensor" : "sensor" }
     }
@@ -56,7 +56,8 @@ public struct HomeAssistantDiscovery: Sendable {
         case .energyExpended: .energy
         case .batteryLevel: .battery
         case .sensorContact: .contact
-        case .heartbeatSeries, .activeEnergy, .strideLength: nil
+        case .cyclingPower: .power
+        case .heartbeatSeries, .activeEnergy, .strideLength, .cyclingPowerBalance: nil
         }
     }
 
@@ -88,6 +89,10 @@ public struct HomeAssistantDiscovery: Sendable {
             set("state_topic", topics.sample(address: device.address, type: source ?? .cyclingCadence))
             set("value_template", "{{ value_json.value }}")
             set("unit_of_measurement", running ? "spm" : "rpm"); set("state_class", "measurement"); set("icon", running ? "mdi:run" : "mdi:bike")
+        case .power:
+            set("state_topic", topics.sample(address: device.address, type: .cyclingPower))
+            set("value_template", "{{ value_json.value }}")
+            set("device_class", "power"); set("unit_of_measurement", "W"); set("state_class", "measurement")
         case .distance:
             set("state_topic", stateTopic); set("value_template", "{{ value_json.distance }}")
             set("device_class", "distance"); set("unit_of_measurement", "m"); set("state_class", "total_increasing")
@@ -122,7 +127,7 @@ public struct HomeAssistantDiscovery: Sendable {
         // connected (its last value would otherwise look current).
         var availability: [JSONValue] = [.object(["topic": .string(topics.status), "payload_available": .string("online"),
                                                   "payload_not_available": .string("offline")])]
-        if entity == .heartRate || entity == .speed || entity == .cadence || entity == .contact || entity == .rssi {
+        if entity == .heartRate || entity == .speed || entity == .cadence || entity == .power || entity == .contact || entity == .rssi {
             availability.append(.object(["topic": .string(stateTopic),
                                          "value_template": .string("{{ 'online' if value_json.connected else 'offline' }}")]))
         }
@@ -145,6 +150,7 @@ public struct HomeAssistantDiscovery: Sendable {
         case .heartRate: .string("Heart rate")
         case .speed: .string("Speed")
         case .cadence: .string("Cadence")
+        case .power: .string("Power")
         case .distance: .string("Distance")
         case .energy: .string("Energy")
         case .battery: .string("Battery")

@@ -17,6 +17,10 @@ public enum QuantityType: String, Sendable, Codable, CaseIterable, Hashable {
     case cyclingSpeed, cyclingCadence, cyclingDistance
     case runningSpeed, runningCadence, strideLength, runningDistance
     case batteryLevel, sensorContact
+    /// Codes 14 and 15 came with store format version 2 (docs/storage.md): an older reader
+    /// has no type for them. Balance is the share of power from the sensor's reference pedal
+    /// (left, unless the sensor says it does not know), in percent, as the CP Measurement gives it.
+    case cyclingPower, cyclingPowerBalance
 
     public var unit: String {
         switch self {
@@ -30,13 +34,15 @@ public enum QuantityType: String, Sendable, Codable, CaseIterable, Hashable {
         case .strideLength, .cyclingDistance, .runningDistance: "m"
         case .batteryLevel: "%"
         case .sensorContact: "state"
+        case .cyclingPower: "W"
+        case .cyclingPowerBalance: "%"
         }
     }
 
     public var aggregation: AggregationStyle {
         switch self {
         case .heartRate, .cyclingSpeed, .cyclingCadence, .runningSpeed, .runningCadence,
-             .strideLength, .batteryLevel: .discrete
+             .strideLength, .batteryLevel, .cyclingPower, .cyclingPowerBalance: .discrete
         case .energyExpended, .activeEnergy, .cyclingDistance, .runningDistance: .cumulative
         case .heartbeatSeries, .sensorContact: .none
         }
@@ -57,6 +63,8 @@ public enum QuantityType: String, Sendable, Codable, CaseIterable, Hashable {
         case .runningDistance: 11
         case .batteryLevel: 12
         case .sensorContact: 13
+        case .cyclingPower: 14
+        case .cyclingPowerBalance: 15
         }
     }
 

@@ -4,7 +4,11 @@ import StrapModel
 enum Format {
     static let segmentMagic: [UInt8] = Array("STRPSEG1".utf8)
     static let indexMagic: [UInt8] = Array("STRPIDX1".utf8)
-    static let version: UInt16 = 1
+    /// What this build writes in new segments and index files (docs/storage.md, "Format
+    /// versions"): 2 added the power quantity type codes.
+    static let version: UInt16 = 2
+    /// Every version ever shipped is still read; a segment keeps its own until retention drops it.
+    static let readableVersions: ClosedRange<UInt16> = 1...version
     static let headerSize = 44
     /// A record body larger than this is taken as a damaged length, not a real record.
     static let maxRecordBody = 64 << 20
@@ -45,11 +49,13 @@ struct SegmentHeader: Equatable {
     var storeID: UInt64
     var firstAnchor: UInt64
     var baseTime: Millis
+    /// The format the segment was written in; an older one is never appended to (StoreOpener).
+    var version: UInt16 = Format.version
 
     func encode() -> [UInt8] {
         var w = ByteWriter(capacity: Format.headerSize)
         w.bytes += Format.segmentMagic
-        w.u16(Format.version)
+        w.u16(version)
         w.u16(0)
         w.u32(0)
         w.u64(storeID)
@@ -72,8 +78,8 @@ struct SegmentHeader: Equatable {
             let base = Int64(bitPattern: r.fixed(UInt64.self)!)
             let crc = r.fixed(UInt32.self)!
             guard crc == crc32(UnsafeRawBufferPointer(rebasing: raw[0..<40])) else { return .failure(.checksum) }
-            guard version == Format.version else { return .failure(.version(version)) }
-            return .success(SegmentHeader(storeID: sid, firstAnchor: first, baseTime: base))
+            guard Format.readableVersions.contains(version) else { return .failure(.version(version)) }
+            return .success(SegmentHeader(storeID: sid, firstAnchor: first, baseTime: base, version: version))
         }
     }
 }

@@ -181,7 +181,7 @@ enum IndexFile {
               Array(head[0..<8]) == Format.indexMagic else { return nil }
         return head.withUnsafeBytes { raw -> Header? in
             var r = CheckedByteReader(raw, from: 8, to: headerSize)
-            guard r.fixed(UInt16.self) == Format.version else { return nil }
+            guard let v = r.fixed(UInt16.self), Format.readableVersions.contains(v) else { return nil }
             _ = r.fixed(UInt16.self); _ = r.fixed(UInt32.self)
             let sid = r.fixed(UInt64.self)!, first = r.fixed(UInt64.self)!, next = r.fixed(UInt64.self)!
             // Read before the header's CRC is checked: a flipped bit must not trap.

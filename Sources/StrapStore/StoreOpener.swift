@@ -84,7 +84,9 @@ struct StoreOpener {
         let map = try MappedFile(file, length: size)
         var builder = SegmentBuilder(header: header)
         let scan = SegmentScan.recover(map.buffer, header: header, into: &builder)
-        if isLast {
+        if isLast && header.version < Format.version {
+            try retireTail(header, file: file, size: size, builder: builder, scan: scan, storeID: storeID)
+        } else if isLast {
             try recoverTail(header, file: file, size: size, builder: builder, scan: scan)
         } else {
             rebuildIndex(header, file: file, size: size, builder: builder, scan: scan, storeID: storeID)
@@ -144,6 +146,33 @@ struct StoreOpener {
                           indexHeader: nil, detail: detail, durableLength: scan.offset)
         tail = (seg, b, scan.offset)
         segments.append(seg)
+    }
+
+    /// An open tail an older strapd wrote is sealed, not appended to: its header promises an
+    /// older reader that only that version's type codes follow. Its torn tail is cut off as
+    /// `recoverTail` would; one holding no record is removed, its anchor taken by the new
+    /// open segment, so the store never keeps an empty sealed segment.
+    private mutating func retireTail(_ header: SegmentHeader, file: OpenFile, size: Int, builder: SegmentBuilder,
+                                     scan: (offset: Int, anchor: UInt64, stop: SegmentScan.Stop),
+                                     storeID: UInt64) throws(SystemCallError) {
+        let name = Format.segmentName(header.firstAnchor)
+        if scan.offset < size {
+            problems.append("\(name): \(scan.stop == .torn ? "torn" : "damaged") tail truncated at byte \(scan.offset) of \(size)")
+            try file.truncate(to: scan.offset)
+            try file.dataSync()
+        }
+        if scan.offset <= Format.headerSize {
+            try sys.removeFile(file.path)
+            try sys.syncDirectory(dir)
+            return
+        }
+        let idxPath = dir + "/" + Format.indexName(header.firstAnchor)
+        var b = builder
+        let detail = b.detail()
+        try sys.writeFileAtomically(IndexFile.encode(storeID: storeID, summary: b.summary, detail: detail), to: idxPath)
+        segments.append(Segment(header: header, file: SegmentFile(sealed: file.path, syscalls: sys), indexPath: idxPath, sealed: b.summary,
+                                indexHeader: IndexFile.readSummary(path: idxPath, syscalls: sys), detail: detail,
+                                durableLength: scan.offset))
     }
 
     /// A sealed segment whose index is missing or damaged: served from a rescan, and the

@@ -70,12 +70,22 @@ import StrapWorkout
     @Test func thisBuildReadsEverySampleWorkoutJournalAndProfileOf010AsTheManifestSays() throws {
         let state = try Self.copyOfFixture()
         let before = try Self.snapshot(state)
-        let read = try FormatManifest.read(state: state)
+        var read = try FormatManifest.read(state: state)
+        // One segment more than 0.1.0 left: its open one sealed, a new one begun (below).
+        #expect(read.store.segments == (try Self.expected()).store.segments + 1)
+        read.store.segments -= 1
         #expect(read == (try Self.expected()))
-        // Reading took nothing away and rewrote nothing (the lock file is the only new file).
+        // Reading took nothing away and rewrote nothing. New are the lock file and what sealing
+        // 0.1.0's open segment makes (this build never appends to a segment of an older
+        // version): its index, and an empty open segment in this build's version.
         var after = try Self.snapshot(state)
         after["store/store.lock"] = nil
-        #expect(after == before)
+        let openOf010 = try #require(before.keys.filter { $0.hasSuffix(".log") }.max())
+        let added = Set(after.keys).subtracting(before.keys)
+        #expect(added.contains(openOf010.replacingOccurrences(of: ".log", with: ".idx")) && added.count == 2, "\(added)")
+        let newOpen = try #require(added.first { $0.hasSuffix(".log") })
+        #expect(after[newOpen].map { [UInt8]($0.prefix(10)) } == Array("STRPSEG1".utf8) + [UInt8(Format.version), 0])
+        #expect(before.allSatisfy { after[$0.key] == $0.value })
     }
 
     @Test func aStoreOf010TakesNewSamplesWorkoutsAndDeletionsAfterItsOwn() throws {
@@ -164,11 +174,14 @@ import StrapWorkout
         case .index: (try Self.files(state, suffix: ".idx").last!, IndexFile.headerSize - 4, "store index")
         case .journal: (try Self.files(state, suffix: ".journal", under: "sessions")[0], WorkoutJournalFile.headerSize - 4, "session journal")
         }
-        try Self.claimVersion(2, file: file, crcOffset: crcOffset)
+        // One past what this build reads of that kind (segments and indexes share a version).
+        let newer: UInt16 = kind == .journal ? WorkoutJournalFile.version + 1 : Format.version + 1
+        let supported = Int(newer) - 1
+        try Self.claimVersion(newer, file: file, crcOffset: crcOffset)
         // A leftover temporary file: an older reader that went on would have deleted it.
         try Data("x".utf8).write(to: URL(fileURLWithPath: state + "/store/seg-0000000000000999.idx.tmp"))
         let before = try Self.snapshot(state)
-        #expect(throws: StrapError.newerFormat(NewerFormat(file: file, kind: name, version: 2, supported: 1))) {
+        #expect(throws: StrapError.newerFormat(NewerFormat(file: file, kind: name, version: Int(newer), supported: supported))) {
             try Store.open(StoreConfig(directory: state + "/store"))
         }
         #expect(try Self.snapshot(state) == before)
@@ -179,9 +192,9 @@ import StrapWorkout
         let store = try Store.open(StoreConfig(directory: state + "/store", sync: .none))
         defer { store.close() }
         let file = try Self.files(state, suffix: ".journal", under: "sessions")[0]
-        try Self.claimVersion(2, file: file, crcOffset: WorkoutJournalFile.headerSize - 4)
+        try Self.claimVersion(WorkoutJournalFile.version + 1, file: file, crcOffset: WorkoutJournalFile.headerSize - 4)
         let before = try Data(contentsOf: URL(fileURLWithPath: file))
-        #expect(throws: StrapError.newerFormat(NewerFormat(file: file, kind: "session journal", version: 2, supported: 1))) {
+        #expect(throws: StrapError.newerFormat(NewerFormat(file: file, kind: "session journal", version: Int(WorkoutJournalFile.version) + 1, supported: Int(WorkoutJournalFile.version)))) {
             try WorkoutJournalFile(store: store).openSessions()
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: file)) == before)
@@ -215,7 +228,7 @@ import StrapWorkout
         let state = dir + "/state"
         try FileManager.default.copyItem(atPath: Self.fixtureState, toPath: state)
         let segment = try Self.files(state, suffix: ".log").last!
-        try Self.claimVersion(3, file: segment, crcOffset: Format.headerSize - 4)
+        try Self.claimVersion(Format.version + 1, file: segment, crcOffset: Format.headerSize - 4)
         let before = try Self.snapshot(state)
         // A daemon that did not refuse would run on: it gets 30 s, then is killed (and fails).
         let p = Process()
@@ -232,7 +245,8 @@ import StrapWorkout
         p.waitUntilExit()
         let message = try String(contentsOfFile: log, encoding: .utf8)
         #expect(p.terminationReason == .exit && p.terminationStatus == 1, "\(message)")
-        #expect(message.contains(segment) && message.contains("format version 3") && message.contains("up to version 1"), "\(message)")
+        #expect(message.contains(segment) && message.contains("format version \(Format.version + 1)")
+                && message.contains("up to version \(Format.version)"), "\(message)")
         #expect(try Self.snapshot(state) == before)
         #expect(!FileManager.default.fileExists(atPath: dir + "/s.sock"))
     }

@@ -146,10 +146,10 @@ import StrapModel
         // it, so this one refuses the store and changes nothing (docs/storage.md, "Format
         // versions"), where it used to skip the segment and append past it.
         var bytes = try [UInt8](Data(contentsOf: url))
-        bytes[8] = 2
+        bytes[8] = UInt8(Format.version + 1)
         bytes.replaceSubrange(40..<44, with: withUnsafeBytes(of: crc32(Array(bytes[0..<40])).littleEndian, Array.init))
         try Data(bytes).write(to: url)
-        #expect(throws: StrapError.newerFormat(NewerFormat(file: url.path, kind: "store segment", version: 2, supported: 1))) {
+        #expect(throws: StrapError.newerFormat(NewerFormat(file: url.path, kind: "store segment", version: Int(Format.version) + 1, supported: Int(Format.version)))) {
             try Store.open(config(dir))
         }
         #expect(try Data(contentsOf: url) == Data(bytes))
