@@ -23,6 +23,7 @@ public enum Strapctl {
           profile [--athlete NAME]                      an athlete's profile
           profile set [--athlete NAME] KEY=VALUE...     change it (KEY= clears)
           profile get [--athlete NAME] FIELD            one field (exit 6 when unset)
+          plan list|save|show|delete ...                structured workouts (see strapctl plan help)
           decode CHAR HEX...      decode one GATT packet offline (see strapctl decode --help)
           help                    this text
         TIME is RFC 3339, now, or relative: -15m, -2h, -1d. The socket is $STRAPD_SOCKET or
@@ -62,7 +63,7 @@ public enum Strapctl {
         let rest = Array(args.dropFirst())
         let context = CommandContext(socket: socket, json: json, sink: sink, interrupts: interrupts, environment: environment)
         // A usage error of a command family shows that family's usage.
-        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage][command] ?? usage
+        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage, "plan": PlanCommands.usage][command] ?? usage
         do {
             switch command {
             case "decode":
@@ -86,6 +87,7 @@ public enum Strapctl {
             case "live": return try LiveCommand.run(rest, context)
             case "workout": return try WorkoutCommands.run(rest, context)
             case "profile": return try ProfileCommands.run(rest, context)
+            case "plan": return try PlanCommands.run(rest, context)
             default:
                 return usageError("unknown command '\(command)'", sink)
             }

@@ -30,7 +30,8 @@ final class StoreService: LifecycleService {
     func stop() { store?.close() }
 }
 
-/// Workout sessions and athlete profiles (docs/workouts.md): `profiles.json` loaded and every
+/// Workout sessions, athlete profiles and plans (docs/workouts.md): `profiles.json` and
+/// `plans.json` loaded and every
 /// open session rebuilt from its journal and the stored samples before the front end exists,
 /// so no client sees a session missing and no sample is counted twice.
 final class WorkoutsService: LifecycleService {
@@ -54,7 +55,10 @@ final class WorkoutsService: LifecycleService {
                                            today: CalendarDate(utcMillis: ReceiveTime.now().wall),
                                            load: DaemonFiles.read, persist: DaemonFiles.replace, quarantine: DaemonFiles.quarantine)
             if let problem = profiles.loadProblem { log.error("athlete profiles: \(problem)") }
-            let workouts = try WorkoutService(store: store, profiles: profiles, log: { log.notice($0) })
+            let plans = try PlanBook(directory: configuration.daemon.stateDirectory, load: DaemonFiles.read,
+                                     persist: DaemonFiles.replace, quarantine: DaemonFiles.quarantine)
+            if let problem = plans.loadProblem { log.error("workout plans: \(problem)") }
+            let workouts = try WorkoutService(store: store, profiles: profiles, plans: plans, log: { log.notice($0) })
             workouts.recover()
             self.workouts = workouts
         } catch { throw .store("workout sessions: \(error)") }

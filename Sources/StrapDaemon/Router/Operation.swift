@@ -125,5 +125,9 @@ struct Operation: Sendable {
         "workout.hrv": Operation(permission: .read, readTypes: ["heartbeatSeries"]) { r, q, s throws(WireError) in try r.workoutHRV(q, s) },
         "profile.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.profileGet(q, s) },
         "profile.set": Operation(permission: .admin) { r, q, s throws(WireError) in try r.profileSet(q, s) },
+        "plan.save": Operation(permission: .record) { r, q, s throws(WireError) in try r.planSave(q, s) },
+        "plan.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.planList(q, s) },
+        "plan.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.planGet(q, s) },
+        "plan.delete": Operation(permission: .record) { r, q, s throws(WireError) in try r.planDelete(q, s) },
     ]
 }

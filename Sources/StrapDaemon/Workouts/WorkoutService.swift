@@ -51,6 +51,8 @@ public final class WorkoutService: @unchecked Sendable {
     private let timerQueue = DispatchQueue(label: "strapd.workouts.statistics")
 
     public let profiles: ProfileBook
+    /// Saved structured workouts (`plan.*`).
+    public let plans: PlanBook
     public let catalog: WorkoutCatalog
     let store: Store
     /// The engine's clock (tests move it; the daemon's is the wall clock).
@@ -63,7 +65,7 @@ public final class WorkoutService: @unchecked Sendable {
     public static let statisticsInterval: Millis = 1000
 
     /// The journal lives in the store's directory (`sessions/`).
-    public init(store: Store, profiles: ProfileBook,
+    public init(store: Store, profiles: ProfileBook, plans: PlanBook = PlanBook(),
                 now: @escaping @Sendable () -> Millis = { ReceiveTime.now().wall },
                 endBeatWait: Millis = 2_500, maximumOpenSessions: Int = WorkoutEngine.defaultMaximumOpenSessions,
                 log: @escaping @Sendable (String) -> Void = { _ in }) throws(StrapError) {
@@ -72,6 +74,7 @@ public final class WorkoutService: @unchecked Sendable {
         self.journal = journal
         saver = HRVAddingJournal(file: journal, store: store)
         self.profiles = profiles
+        self.plans = plans
         self.now = now
         self.endBeatWait = endBeatWait
         self.log = log
