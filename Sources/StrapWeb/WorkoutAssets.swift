@@ -246,7 +246,11 @@ public enum WorkoutAssets {
 
         function follow() {
           const events = new EventSource('/events');
-          events.onopen = () => { $('state').textContent = 'live'; };
+          events.onopen = () => {
+            $('state').textContent = 'live';
+            // What changed while the stream was down is in no event: read it.
+            loadSessions().catch((e) => say(e.message));
+          };
           events.onerror = () => { $('state').textContent = 'reconnecting…'; };
           events.addEventListener('sample', (e) => {
             const s = JSON.parse(e.data);
@@ -272,8 +276,9 @@ public enum WorkoutAssets {
         $('new').addEventListener('click', () => { showSetup = !showSetup; render(); });
         $('pick').addEventListener('change', () => { shownID = $('pick').value; render(); });
         setInterval(tick, 500);
-        // Laps from another client and fresh figures: workout.watch carries neither.
-        setInterval(() => { loadSessions().catch(() => {}); }, 5000);
+        // Laps from another client and fresh figures of the shown session: workout.watch carries
+        // neither. New sessions come by /events alone, so an idle page asks nothing.
+        setInterval(() => { if (shown()) loadSessions().catch(() => {}); }, 5000);
         loadDevices().catch((e) => say(e.message));
         loadSessions().catch((e) => say(e.message));
         follow();

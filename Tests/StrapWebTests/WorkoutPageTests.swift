@@ -11,7 +11,7 @@ import StrapWire
 extension BrowserTests {
     static let workoutScript = Browser.repository + "/Tests/Fixtures/web/workout.py"
 
-    /// Rule: start, lap, pause, resume and end tapped on the page are what strapd saved (the
+    /// Rule: the dashboard links to the page; start, lap, pause, resume and end tapped on it are what strapd saved (the
     /// workout's activity, device, and its lap, pause and resume events); a session strapctl
     /// starts while the page is open appears on it without a reload, and its lap button adds a
     /// lap to that session in strapd.
@@ -21,7 +21,7 @@ extension BrowserTests {
         let strap = try #require(try await Self.addressesByName(web)["Sim HR 0"])
         let strapctl = WebHarness.buildDirectory.appendingPathComponent("strapctl").path
         let report = try await Browser.run(script: Self.workoutScript, web, screenshot: "workout.png", [
-            "http://\(web.host)/workout?token=\(web.token)", Browser.artifacts + "/workout.png", strapctl, web.socket, strap,
+            "http://\(web.host)/?token=\(web.token)", Browser.artifacts + "/workout.png", strapctl, web.socket, strap,
         ])
         let log = report["log"] as? [String] ?? ["unreadable"]
         #expect(log.isEmpty, "the page did not get there: \(log)")
