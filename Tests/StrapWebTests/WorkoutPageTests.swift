@@ -21,7 +21,7 @@ extension BrowserTests {
         let strap = try #require(try await Self.addressesByName(web)["Sim HR 0"])
         let strapctl = WebHarness.buildDirectory.appendingPathComponent("strapctl").path
         let report = try await Browser.run(script: Self.workoutScript, web, screenshot: "workout.png", [
-            "http://\(web.host)/?token=\(web.token)", Browser.artifacts + "/workout.png", strapctl, web.socket, strap,
+            "steer", "http://\(web.host)/?token=\(web.token)", Browser.artifacts + "/workout.png", strapctl, web.socket, strap,
         ])
         let log = report["log"] as? [String] ?? ["unreadable"]
         #expect(log.isEmpty, "the page did not get there: \(log)")
@@ -56,5 +56,27 @@ extension BrowserTests {
         let errors = (report["consoleErrors"] as? [String] ?? ["unreadable"]).filter { !$0.contains("/favicon.ico") }
         #expect(errors.isEmpty, "console errors: \(errors)")
         Browser.expectScreenshot(report, "workout.png")
+    }
+
+    /// Rule: the workout page writes device names with textContent. As in
+    /// aHostileDeviceNameIsRenderedAsText, the name is put in where the page receives it
+    /// (neither --simulate nor --replay names a device in devices.list): each device's
+    /// checkbox label shows exactly the text, no element is made from it, no alert runs.
+    @Test func aHostileDeviceNameIsTextOnTheWorkoutPage() async throws {
+        let web = try WebHarness(sensors: 2)
+        defer { web.stop() }
+        let report = try await Browser.run(script: Self.workoutScript, web, screenshot: "workout-hostile-name.png", [
+            "hostile", "http://\(web.host)/workout?token=\(web.token)", Browser.artifacts + "/workout-hostile-name.png", Self.hostileName,
+        ])
+        let labels = report["labels"] as? [[String: Any]] ?? []
+        #expect(labels.count == 2, "device labels: \(labels)")
+        for label in labels {
+            #expect(label["text"] as? String == Self.hostileName, "shown as '\(label["text"] ?? "none")'")
+            #expect(label["html"] as? String == "&lt;img src=x onerror=alert(1)&gt;", "its markup: \(label["html"] ?? "none")")
+        }
+        #expect(report["images"] as? Int == 0, "the page holds \(report["images"] ?? "?") <img> elements")
+        #expect(report["elementsInLabels"] as? Int == 0, "labels hold \(report["elementsInLabels"] ?? "?") elements")
+        #expect((report["alerts"] as? [Any])?.isEmpty == true, "alert() was called: \(report["alerts"] ?? "?")")
+        Browser.expectScreenshot(report, "workout-hostile-name.png")
     }
 }

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """strapd-web's workout page in a real browser (Tests/StrapWebTests/BrowserTests.swift, docs/web.md).
 
-    workout.py URL SCREENSHOT STRAPCTL SOCKET STRAP_ADDRESS
+    workout.py steer   URL SCREENSHOT STRAPCTL SOCKET STRAP_ADDRESS
+    workout.py hostile URL SCREENSHOT NAME     every device name replaced by NAME in the
+                                               browser (dashboard.py's RENAME); how the
+                                               device list renders it
 
 Opens the token URL, follows the dashboard's link to /workout, then, as a person on the
 handlebar would: ticks the strap, starts a cycling workout, waits for a heart rate, taps lap,
@@ -21,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from dashboard import WATCH, browser, console_errors
+from dashboard import RENAME, WATCH, browser, console_errors
 
 POLL_SECONDS = 30
 
@@ -110,6 +113,24 @@ def run(driver, url, screenshot, strapctl, socket, strap):
     return report
 
 
+def hostile(driver, url, screenshot, name):
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RENAME % json.dumps(name)})
+    driver.get(url)
+    read = """return Array.from(document.querySelectorAll('#devices label span'))
+                   .map((s) => ({text: s.textContent, html: s.innerHTML}));"""
+    deadline = time.monotonic() + POLL_SECONDS
+    labels = driver.execute_script(read)
+    while not (labels and all(l["text"].startswith(name) for l in labels)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        labels = driver.execute_script(read)
+    time.sleep(1)
+    return {"url": driver.current_url, "labels": labels, "screenshot": driver.save_screenshot(screenshot),
+            "images": driver.execute_script("return document.querySelectorAll('img').length"),
+            "elementsInLabels": driver.execute_script("return document.querySelectorAll('#devices label span *').length"),
+            "alerts": driver.execute_script("return window.__alerts")}
+
+
 def give_up(signum, frame):
     raise TimeoutError("workout.py: no report within 100 s")
 
@@ -118,13 +139,16 @@ def main():
     # As dashboard.py: ends itself before the Swift test's SIGKILL, so the browser is quit.
     signal.signal(signal.SIGALRM, give_up)
     signal.alarm(100)
-    url, screenshot, strapctl, socket, strap = sys.argv[1:]
+    mode, url, screenshot, *rest = sys.argv[1:]
     os.makedirs(os.path.dirname(screenshot), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
         driver = None
         try:
             driver = browser(profile)
-            report = run(driver, url, screenshot, strapctl, socket, strap)
+            if mode == "steer":
+                report = run(driver, url, screenshot, *rest)
+            else:
+                report = hostile(driver, url, screenshot, rest[0])
         except Exception:
             try:
                 with open(os.path.join(profile, "chromedriver.log"), errors="replace") as log:
