@@ -145,7 +145,7 @@ let package = Package(
                                                      "StrapIngest", "StrapSimulator", "StrapSystem"]),
         .testTarget(name: "StrapTrainerTests", dependencies: ["StrapTrainer", "StrapGATT", "StrapModel"]),
         // strapd-web over HTTP in front of a real strapd --simulate (both binaries as children).
-        .testTarget(name: "StrapWebTests", dependencies: ["StrapWeb", "StrapKit", "StrapWire", "strapd-web", "strapd"]),
+        .testTarget(name: "StrapWebTests", dependencies: ["StrapWeb", "StrapKit", "StrapWire", "strapd-web", "strapd", "strapctl"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT",
                                                          "StrapSimulator"]),
         .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),

@@ -28,7 +28,7 @@ public enum DashboardAssets {
         <script src="/app.js" defer></script>
         </head>
         <body>
-        <header><h1>strapd</h1><span id="state">connecting…</span></header>
+        <header><h1>strapd</h1><a id="workout-link" href="/workout">workout</a><span id="state">connecting…</span></header>
         <main id="tiles"></main>
         </body>
         </html>
@@ -40,6 +40,7 @@ public enum DashboardAssets {
         header { display: flex; gap: 1em; align-items: baseline; padding: 0.5em 1em; }
         h1 { font-size: 1.2em; margin: 0; }
         #state { color: #999; }
+        header a { color: #8cf; }
         #tiles { display: grid; grid-template-columns: repeat(auto-fill, minmax(14em, 1fr)); gap: 1em; padding: 1em; }
         .tile { background: #222; border-radius: 0.5em; padding: 1em; }
         .tile.down { opacity: 0.5; }

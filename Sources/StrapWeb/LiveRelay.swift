@@ -29,7 +29,9 @@ public final class LiveRelay: Sendable {
     public init() {}
 
     /// Subscribes through `link` and keeps subscribing again after a loss (strapd restarting),
-    /// once a second, until `stop`.
+    /// once a second, until `stop`. Two streams: the live samples, and `workout.watch`, whose
+    /// events go out named `workout.<kind>` so a page learns of every session on the box
+    /// (mirroring) without polling.
     public func start(_ link: DaemonLink) {
         Task.detached { [self] in
             while !state.withLock({ $0.stopped }) {
@@ -41,6 +43,19 @@ public final class LiveRelay: Sendable {
                     // strapd away or stopping: the next attempt says whether it is back.
                 }
                 state.withLock { $0.subscribed = false }
+                try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        Task.detached { [self] in
+            while !state.withLock({ $0.stopped }) {
+                do {
+                    let (_, events) = try await link.store.rawStream("workout.watch", [:])
+                    // A page reads the sessions again on this: what changed while the watch was down.
+                    publish(RawEvent(kind: "workout.watching", data: [:]))
+                    for try await event in events { publish(RawEvent(kind: "workout." + event.kind, data: event.data)) }
+                } catch {
+                    // As above; a strapd without workout.watch (protocol 1.0) is asked again each second.
+                }
                 try? await Task.sleep(for: .seconds(1))
             }
         }

@@ -21,6 +21,7 @@ public final class WebApp: Sendable {
         case .answered(let r): response = r
         case .allowed(let authentication): response = route(request, authentication)
         }
+        if request.path.hasPrefix("/api/") { response = Self.jsonRefusal(response) }
         response.headers += WebSecurity.headers
         return response
     }
@@ -32,18 +33,67 @@ public final class WebApp: Sendable {
         case ("/events", true): return events()
         case ("/api/status", true): return forward("status")
         case ("/api/devices", true): return forward("devices.list")
+        case ("/api/sessions", true): return openSessions()
+        case ("/api/workout/start", false) where request.method == "POST":
+            return control(request) { body throws(WorkoutAPI.RequestError) in
+                ("workout.start", try WorkoutAPI.decode(WorkoutAPI.StartRequest.self, from: body).params)
+            }
+        case (let path, false) where request.method == "POST" && path.hasPrefix("/api/workout/"):
+            guard let op = WorkoutAPI.commands[String(path.dropFirst("/api/workout/".count))] else { break }
+            return control(request) { body throws(WorkoutAPI.RequestError) in
+                (op, try WorkoutAPI.params(op, WorkoutAPI.decode(WorkoutAPI.SessionRequest.self, from: body)))
+            }
         case ("/logout", false) where request.method == "POST":
             if case .session(let id) = authentication { sessions.close(id) }
             return HTTPResponse(status: 204, headers: [("Set-Cookie", "\(SessionBook.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")])
-        default:
-            if get, let asset = DashboardAssets.asset(at: request.path) {
-                return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
-            }
-            if ["/metrics", "/events", "/api/status", "/api/devices", "/logout"].contains(request.path) {
-                return .text(405, "\(request.method) is not allowed on \(request.path)\n")
-            }
-            return .text(404, "no such page: \(request.path)\n")
+        default: break
         }
+        if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path) {
+            return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
+        }
+        if (["/metrics", "/events", "/api/status", "/api/devices", "/logout"] + WorkoutAPI.paths).contains(request.path) {
+            return .text(405, "\(request.method) is not allowed on \(request.path)\n")
+        }
+        return .text(404, "no such page: \(request.path)\n")
+    }
+
+    /// A control request: its body checked and decoded, then one socket operation whose result
+    /// is the answer. `WebSecurity` has already checked the origin and the credentials.
+    private func control(_ request: HTTPRequest, _ decode: ([UInt8]) throws(WorkoutAPI.RequestError) -> (String, JSONObject)) -> HTTPResponse {
+        let op: String, params: JSONObject
+        do {
+            try WorkoutAPI.checkContentType(request.header("Content-Type"))
+            (op, params) = try decode(request.body)
+        } catch {
+            return Self.json(error.status, WorkoutAPI.errorBody(error.description))
+        }
+        return ask(op, params)
+    }
+
+    private func openSessions() -> HTTPResponse {
+        do {
+            return Self.json(200, WorkoutAPI.openSessions(try link.request("workout.list", ["limit": .int(1)])))
+        } catch {
+            return Self.json(WorkoutAPI.status(for: error), WorkoutAPI.errorBody(error.description, code: Self.code(error)))
+        }
+    }
+
+    /// A refusal in plain text (the security checks', a 404 or 405) as `{"error": …}`: an API
+    /// client reads every answer of `/api/` as JSON.
+    static func jsonRefusal(_ response: HTTPResponse) -> HTTPResponse {
+        guard response.status >= 400, case .bytes(let bytes) = response.body,
+              response.headers.contains(where: { $0.0 == "Content-Type" && $0.1.hasPrefix("text/plain") }) else { return response }
+        var json = Self.json(response.status, WorkoutAPI.errorBody(WorkoutAPI.trimmed(String(decoding: bytes, as: UTF8.self))))
+        json.headers = response.headers.filter { $0.0 != "Content-Type" } + json.headers
+        return json
+    }
+
+    static func json(_ status: Int, _ object: JSONObject) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(JSONWriter.bytes(.object(object)) + [10]))
+    }
+
+    private static func code(_ error: DaemonLinkError) -> String? {
+        if case .strapKit(let e) = error { e.code?.rawValue } else { nil }
     }
 
     /// The scrape asks strapd three things; whichever fails is left out, and `strapd_up`
@@ -64,14 +114,14 @@ public final class WebApp: Sendable {
 
     /// One of strapd's read operations as JSON, its result unchanged (the socket's shape,
     /// docs/protocol.md).
-    private func forward(_ op: String) -> HTTPResponse {
+    private func forward(_ op: String) -> HTTPResponse { ask(op, [:]) }
+
+    /// strapd's answer to `op`, or its refusal with the status of WorkoutAPI's table.
+    private func ask(_ op: String, _ params: JSONObject) -> HTTPResponse {
         do {
-            let result = try link.request(op)
-            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: .bytes(JSONWriter.bytes(.object(result)) + [10]))
+            return Self.json(200, try link.request(op, params))
         } catch {
-            let status = if case .strapKit(.notAuthorized) = error { 403 } else { 502 }
-            let body: JSONObject = ["error": .string(error.description)]
-            return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(JSONWriter.bytes(.object(body)) + [10]))
+            return Self.json(WorkoutAPI.status(for: error), WorkoutAPI.errorBody(error.description, code: Self.code(error)))
         }
     }
 

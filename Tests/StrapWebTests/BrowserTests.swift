@@ -200,6 +200,12 @@ enum Browser {
     /// The script's report; it is given 120 s (it polls the page for 30 s at most), then killed.
     /// The page's screenshot goes to `artifacts/screenshot`, replacing an older run's.
     static func run(_ mode: Mode, _ web: WebHarness, screenshot: String, _ arguments: [String]) async throws -> [String: Any] {
+        try await run(script: script, web, screenshot: screenshot,
+                      [mode.rawValue, "http://\(web.host)/?token=\(web.token)", artifacts + "/" + screenshot] + arguments)
+    }
+
+    /// A script of Tests/Fixtures/web with `arguments`: its JSON report.
+    static func run(script: String, _ web: WebHarness, screenshot: String, _ arguments: [String]) async throws -> [String: Any] {
         try requireTools()
         try? FileManager.default.removeItem(atPath: artifacts + "/" + screenshot)
         let out = web.directory + "/browser.json", err = web.directory + "/browser.log"
@@ -208,8 +214,7 @@ enum Browser {
         let p = Process()
         // nice: Chromium is the heaviest thing the suite runs, and the machine is shared.
         p.executableURL = URL(fileURLWithPath: "/usr/bin/nice")
-        p.arguments = ["-n", "19", python, script, mode.rawValue, "http://\(web.host)/?token=\(web.token)",
-                                               artifacts + "/" + screenshot] + arguments
+        p.arguments = ["-n", "19", python, script] + arguments
         p.standardOutput = FileHandle(forWritingAtPath: out)
         p.standardError = FileHandle(forWritingAtPath: err)
         try p.run()
@@ -220,7 +225,7 @@ enum Browser {
         let data = FileManager.default.contents(atPath: out) ?? Data()
         guard p.terminationStatus == 0, let report = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw Failure(description: """
-                dashboard.py \(mode.rawValue) exited \(p.terminationStatus) (\(p.terminationReason == .uncaughtSignal ? "killed after 120 s" : "exit"))
+                \(URL(fileURLWithPath: script).lastPathComponent) \(arguments.first ?? "") exited \(p.terminationStatus) (\(p.terminationReason == .uncaughtSignal ? "killed after 120 s" : "exit"))
                 stdout: \(String(decoding: data, as: UTF8.self))
                 stderr: \(said.suffix(4000))
                 strapd-web: \(web.log("web"))

@@ -24,20 +24,21 @@ enum RawHTTP {
     /// One request on a connection of its own (`Connection: close`), read to the end.
     /// `host` nil sends no Host header at all.
     static func request(port: UInt16, method: String = "GET", path: String, host: String?,
-                        headers: [(String, String)] = [], timeout: Double = 10) throws(HTTPFailure) -> HTTPReply {
-        try exchange(port: port, method: method, path: path, host: host, headers: headers, timeout: timeout) { _ in false }
+                        headers: [(String, String)] = [], body: String? = nil, timeout: Double = 10) throws(HTTPFailure) -> HTTPReply {
+        try exchange(port: port, method: method, path: path, host: host, headers: headers, body: body, timeout: timeout) { _ in false }
     }
 
     /// A request whose response does not end by itself (Server-Sent Events): reads until
     /// `enough` holds for the body read so far, or `timeout` seconds have passed, then closes.
     static func exchange(port: UInt16, method: String = "GET", path: String, host: String?, headers: [(String, String)] = [],
-                         timeout: Double, until enough: (String) -> Bool) throws(HTTPFailure) -> HTTPReply {
+                         body: String? = nil, timeout: Double, until enough: (String) -> Bool) throws(HTTPFailure) -> HTTPReply {
         let fd = try connectLoopback(port: port)
         defer { close(fd) }
         var request = "\(method) \(path) HTTP/1.1\r\n"
         if let host { request += "Host: \(host)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
-        request += "Connection: close\r\n\r\n"
+        if let body { request += "Content-Length: \(body.utf8.count)\r\n" }
+        request += "Connection: close\r\n\r\n" + (body ?? "")
         let bytes = Array(request.utf8)
         guard bytes.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == bytes.count else {
             throw HTTPFailure(description: "send: \(errno)")
