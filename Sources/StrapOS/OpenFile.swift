@@ -73,7 +73,9 @@ extension Syscalls {
     public func writeFileAtomically(_ bytes: [UInt8], to path: String, mode: mode_t = 0o640) throws(SystemCallError) {
         let temporary = path + ".tmp"
         do throws(SystemCallError) {
-            let file = try OpenFile(path: temporary, flags: O_WRONLY | O_CREAT | O_TRUNC, mode: mode, syscalls: self)
+            // O_NOFOLLOW: a symlink planted at the temporary name (state directories may be
+            // group-writable) must not make strapd truncate and write the file it points to.
+            let file = try OpenFile(path: temporary, flags: O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode: mode, syscalls: self)
             try file.pwriteAll(bytes, at: 0)
             try file.sync()
             try rename(temporary, to: path)

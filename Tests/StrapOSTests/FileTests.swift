@@ -36,6 +36,22 @@ final class Scratch {
         #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o600)
     }
 
+    @Test func aSymlinkAtTheTemporaryNameIsNotFollowed() throws {
+        let dir = try Scratch()
+        let path = dir.path + "/url"
+        let victim = dir.path + "/victim"
+        try Syscalls.live.writeFileAtomically(Array("keep me".utf8), to: victim)
+        #expect(symlink(victim, path + ".tmp") == 0)
+        #expect(throws: SystemCallError("open", .init(rawValue: ELOOP), path: path + ".tmp")) {
+            try Syscalls.live.writeFileAtomically(Array("secret token".utf8), to: path)
+        }
+        #expect(try dir.contents("victim") == Array("keep me".utf8))
+        // The planted link is removed with the failed attempt, so the next write succeeds.
+        try Syscalls.live.writeFileAtomically(Array("secret token".utf8), to: path)
+        #expect(try dir.contents("url") == Array("secret token".utf8))
+        #expect(try dir.contents("victim") == Array("keep me".utf8))
+    }
+
     @Test func atomicWriteThatCannotSyncKeepsTheOldFile() throws {
         let dir = try Scratch()
         let path = dir.path + "/known.json"
