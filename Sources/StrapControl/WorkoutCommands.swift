@@ -7,7 +7,7 @@ enum WorkoutCommands {
     static let usage = """
         usage: strapctl [--socket PATH] [--json] workout COMMAND [ARGS...]
           start [--activity TYPE] [--location indoor|outdoor|unknown] [--athlete NAME]
-                [--device ADDR]... [--meta KEY=VALUE]... [--prepare]
+                [--device ADDR]... [--meta KEY=VALUE]... [--plan UUID] [--prepare]
                                   a new session, running (or prepared); prints its id
           start ID                start a prepared session
           pause|resume|stop|end|discard [ID]
@@ -54,13 +54,14 @@ enum WorkoutCommands {
     // MARK: commands
 
     static func start(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
-        let a = try Arguments(args, options: ["activity", "location", "athlete", "device", "meta"], flags: ["prepare"])
+        let a = try Arguments(args, options: ["activity", "location", "athlete", "device", "meta", "plan"], flags: ["prepare"])
         var params = JSONObject()
         let op: String
         if a.positional.isEmpty {
             params["activityType"] = .string(a.value("activity") ?? "other")
             if let location = a.value("location") { params["locationType"] = .string(location) }
             if let athlete = a.value("athlete") { params["athlete"] = .string(athlete) }
+            if let plan = a.value("plan") { params["plan"] = .string(plan) }
             let devices = a.all("device")
             if !devices.isEmpty { params["devices"] = .array(devices.map(WireJSON.string)) }
             let meta = try metadata(a)

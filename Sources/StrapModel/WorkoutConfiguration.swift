@@ -55,6 +55,10 @@ public struct WorkoutConfiguration: Codable, Sendable, Hashable {
     /// when the session is prepared or started.
     public var deviceIDs: [String]
     public var metadata: [String: String]
+    /// The structured workout the session rides (docs/workouts.md, "Riding a plan"): a copy
+    /// taken at the start, journaled with the session, so editing or deleting the saved plan
+    /// does not move a session already riding it. An older strapd ignores the key.
+    public var plan: WorkoutPlan?
 
     public static let defaultAthlete = "default"
     public static let maximumAthleteLength = 64
@@ -84,9 +88,10 @@ public struct WorkoutConfiguration: Codable, Sendable, Hashable {
             guard seen.insert(id).inserted else { throw .invalidOption("deviceIDs names \(id) twice") }
         }
         try MetadataLimits.validate(metadata, "session metadata")
+        try plan?.validate()
     }
 
-    enum CodingKeys: String, CodingKey { case activityType, locationType, athlete, deviceIDs, metadata }
+    enum CodingKeys: String, CodingKey { case activityType, locationType, athlete, deviceIDs, metadata, plan }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -102,5 +107,6 @@ public struct WorkoutConfiguration: Codable, Sendable, Hashable {
         athlete = try c.decodeIfPresent(String.self, forKey: .athlete) ?? Self.defaultAthlete
         deviceIDs = try c.decodeIfPresent([String].self, forKey: .deviceIDs) ?? []
         metadata = try c.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        plan = try c.decodeIfPresent(WorkoutPlan.self, forKey: .plan)
     }
 }

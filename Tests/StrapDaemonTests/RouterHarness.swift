@@ -26,6 +26,8 @@ final class RouterHarness: @unchecked Sendable {
     var router: RequestRouter { frontEnd.router }
     var server: UnixServer { frontEnd.server }
     let identities: [SimulatedIdentity]
+    /// With a `workoutClock` only.
+    let workouts: WorkoutService?
 
     init(access: AccessPolicy? = nil, devices: DeviceService? = nil, outputLimits: OutputLimits = OutputLimits(),
          routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
@@ -44,6 +46,7 @@ final class RouterHarness: @unchecked Sendable {
         self.identities = identities
         let service = devices ?? SimulatedDeviceService(identities: identities)
         let workouts = try workoutClock.map { clock in try WorkoutService(store: store, profiles: ProfileBook(), now: clock) }
+        self.workouts = workouts
         frontEnd = DaemonFrontEnd(
             store: store, listener: try UnixListener.bind(path: socketPath, mode: 0o666),
             access: access ?? AccessPolicy(daemonUID: getuid()),

@@ -18,7 +18,7 @@ extension RequestRouter {
     /// `workout.prepare` / `workout.start`: with `session`, that session moves on; without, a
     /// new session is created from the configuration parameters (and started, for start).
     func workoutCreate(_ request: Request, _ session: ClientSession, start: Bool) throws(WireError) {
-        let params = try Params(request, allowed: ["session", "activityType", "locationType", "athlete", "devices", "metadata"])
+        let params = try Params(request, allowed: ["session", "activityType", "locationType", "athlete", "devices", "metadata", "plan"])
         let service = try workouts
         // Which sensors are connected is asked on the worker, with the rest: the answer comes
         // from the Bluetooth queue, which the server queue must never wait on (the pipeline
@@ -32,8 +32,15 @@ extension RequestRouter {
             }
             return
         }
-        let configuration = try Self.configuration(params)
+        let given = try Self.configuration(params)
+        let planID = try params.uuid("plan")
+        let plans = service.plans
         answer(request, session) { [self] () throws(StrapError) in
+            var configuration = given
+            if let planID {
+                guard let plan = plans.plan(planID) else { throw .notFound("no plan \(planID.uuidString.lowercased())") }
+                configuration.plan = plan
+            }
             let connected = connectedDevices()
             let info = start ? try service.start(configuration, connected: connected) : try service.prepare(configuration, connected: connected)
             return try withUnknownDevices(Self.encode(info), info.session.deviceIDs)

@@ -53,6 +53,8 @@ public final class WorkoutService: @unchecked Sendable {
     public let profiles: ProfileBook
     /// Saved structured workouts (`plan.*`).
     public let plans: PlanBook
+    /// Laps and target markers of sessions riding a plan.
+    let planRunner: PlanRunner
     public let catalog: WorkoutCatalog
     let store: Store
     /// The engine's clock (tests move it; the daemon's is the wall clock).
@@ -75,6 +77,7 @@ public final class WorkoutService: @unchecked Sendable {
         saver = HRVAddingJournal(file: journal, store: store)
         self.profiles = profiles
         self.plans = plans
+        planRunner = PlanRunner(log: log)
         self.now = now
         self.endBeatWait = endBeatWait
         self.log = log
@@ -98,6 +101,8 @@ public final class WorkoutService: @unchecked Sendable {
     /// the daemon (and every other athlete's recording) down.
     public func recover() {
         do throws(StrapError) { try recover(journal) } catch { log("workout sessions could not be recovered: \(error)") }
+        // A recovered session riding a plan goes on from the step its laps say.
+        planRunner.sessionsChanged(self)
     }
 
     /// Starts taking live samples (and energy-saturation changes) from `hub`. `flush` makes
@@ -219,6 +224,7 @@ public final class WorkoutService: @unchecked Sendable {
     private func changed(_ change: SessionChange) {
         // Called by the engine under `lock` (every engine call is made holding it).
         watchers.announce(change)
+        planRunner.sessionsChanged(self)
         guard let fs = followers[change.session], !fs.isEmpty else { return }
         let event = WorkoutFeedEvent(change)
         let targets = fs.values.filter { f in

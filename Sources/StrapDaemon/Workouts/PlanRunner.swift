@@ -1,0 +1,123 @@
+import Dispatch
+import FoundationEssentials
+import StrapModel
+import StrapWorkout
+import Synchronization
+
+/// Moves sessions that ride a plan through its steps (docs/workouts.md, "Riding a plan"):
+/// once a second, for each running session with a plan, the lap in progress is checked
+/// against its step's goal and a lap is taken when it is met; the step's heart-rate or cadence
+/// target is watched and a marker is written when the value leaves or re-enters the range.
+/// Laps and markers go through `WorkoutService.command`, so they are journaled, mirrored to
+/// followers and saved with the workout like any other. The timer runs only while a session
+/// with a plan is open.
+final class PlanRunner: Sendable {
+    private let queue = DispatchQueue(label: "strapd.workouts.plans")
+    private struct State {
+        var timer: DispatchSourceTimer?
+        var progress: [UUID: PlanProgress] = [:]
+        var monitors: [UUID: (lap: Int, target: String, monitor: TargetMonitor)] = [:]
+    }
+    private let state = Mutex(State())
+    private let log: @Sendable (String) -> Void
+
+    init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+
+    /// A session changed: make sure the timer runs if one with a plan may be open. Cheap, and
+    /// safe to call under the engine's lock (the work happens on `queue`).
+    func sessionsChanged(_ service: WorkoutService) {
+        state.withLock { s in
+            guard s.timer == nil else { return }
+            let t = DispatchSource.makeTimerSource(queue: queue)
+            t.schedule(deadline: .now() + .milliseconds(200), repeating: .seconds(1), leeway: .milliseconds(50))
+            t.setEventHandler { [weak self, weak service] in
+                guard let self, let service else { return }
+                self.evaluate(service)
+            }
+            s.timer = t
+            t.resume()
+        }
+    }
+
+    func stop() {
+        state.withLock { s in s.timer?.cancel(); s.timer = nil }
+    }
+
+    /// One pass now, on the runner's queue (tests move a clock and call this).
+    func evaluateNow(_ service: WorkoutService) { queue.sync { evaluate(service) } }
+
+    /// One pass over the open sessions.
+    func evaluate(_ service: WorkoutService) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let riding = service.list().filter {
+            $0.session.configuration.plan != nil && [.notStarted, .prepared, .running, .paused].contains($0.session.state)
+        }
+        if riding.isEmpty {
+            state.withLock { s in
+                s.timer?.cancel(); s.timer = nil
+                s.progress = [:]; s.monitors = [:]
+            }
+            return
+        }
+        let now = service.now()
+        for info in riding where info.session.state == .running {
+            evaluate(info, service, now: now)
+        }
+    }
+
+    private func evaluate(_ info: WorkoutSessionInfo, _ service: WorkoutService, now: Millis) {
+        guard let plan = info.session.configuration.plan, let lap = info.statistics.laps.last else { return }
+        let id = info.session.id
+        let progress = state.withLock { s in
+            if let p = s.progress[id] { return p }
+            let p = PlanProgress(plan)
+            s.progress[id] = p
+            return p
+        }
+        if progress.goalMet(atLap: lap.index, elapsed: lap.figures.elapsedTime, distance: lap.figures.distance) {
+            do throws(StrapError) {
+                _ = try service.command("lap", id, metadata: progress.lapMetadata(beginning: lap.index))
+            } catch {
+                log("workout session \(id): the lap ending plan step \(lap.index) failed: \(error)")
+            }
+            return
+        }
+        guard let step = progress.step(atLap: lap.index), let target = step.step.target else { return }
+        watch(target, lap: lap, stats: info.statistics, session: id, service: service, now: now)
+    }
+
+    /// The step's target against the lap's latest value. Power is not watched yet: the live
+    /// figures carry no power; a %FTP target needs the profile's FTP.
+    private func watch(_ target: PlanTarget, lap: LapStatistics, stats: LiveStatistics, session id: UUID,
+                       service: WorkoutService, now: Millis) {
+        let zones = stats.heartRateZones
+        let resolved: PlanTarget.Resolved
+        do throws(StrapError) {
+            resolved = try target.resolved(ftp: nil) { () throws(StrapError) -> HeartRateZones in
+                guard let zones else { throw .noData("no heart-rate zones for this session") }
+                return zones
+            }
+        } catch { return }
+        let (name, range, value): (String, ClosedRange<Double>, Double?) = switch resolved {
+        case .heartRate(let r): ("heartRate", r, lap.figures.heartRateMostRecent)
+        case .cadence(let r): ("cadence", r, lap.figures.cadenceMostRecent)
+        case .power: ("power", 0...0, nil)
+        }
+        guard let value else { return }
+        let changed: TargetMonitor.State? = state.withLock { s in
+            var entry = s.monitors[id]
+            if entry == nil || entry!.lap != lap.index || entry!.target != name {
+                entry = (lap.index, name, TargetMonitor(range: range))
+            }
+            let out = entry!.monitor.observe(value, at: now)
+            s.monitors[id] = entry
+            return out
+        }
+        guard let changed else { return }
+        let metadata = [PlanMetadataKey.alert: changed.rawValue, PlanMetadataKey.target: name,
+                        PlanMetadataKey.value: String(Int(value.rounded())), PlanMetadataKey.step: String(lap.index)]
+        do throws(StrapError) { _ = try service.command("marker", id, metadata: metadata) } catch {
+            log("workout session \(id): the target alert marker failed: \(error)")
+        }
+    }
+}
