@@ -17,6 +17,9 @@ final class PlanRunner: Sendable {
         var timer: DispatchSourceTimer?
         var progress: [UUID: PlanProgress] = [:]
         var monitors: [UUID: (lap: Int, target: String, monitor: TargetMonitor)] = [:]
+        /// Counts changes, so a pass that saw no plan session stops the timer only if no
+        /// session was created while it looked.
+        var changes = 0
     }
     private let state = Mutex(State())
     private let log: @Sendable (String) -> Void
@@ -27,6 +30,7 @@ final class PlanRunner: Sendable {
     /// safe to call under the engine's lock (the work happens on `queue`).
     func sessionsChanged(_ service: WorkoutService) {
         state.withLock { s in
+            s.changes &+= 1
             guard s.timer == nil else { return }
             let t = DispatchSource.makeTimerSource(queue: queue)
             t.schedule(deadline: .now() + .milliseconds(200), repeating: .seconds(1), leeway: .milliseconds(50))
@@ -49,11 +53,13 @@ final class PlanRunner: Sendable {
     /// One pass over the open sessions.
     func evaluate(_ service: WorkoutService) {
         dispatchPrecondition(condition: .onQueue(queue))
+        let seen = state.withLock { $0.changes }
         let riding = service.list().filter {
             $0.session.configuration.plan != nil && [.notStarted, .prepared, .running, .paused].contains($0.session.state)
         }
         if riding.isEmpty {
             state.withLock { s in
+                guard s.changes == seen else { return }
                 s.timer?.cancel(); s.timer = nil
                 s.progress = [:]; s.monitors = [:]
             }
