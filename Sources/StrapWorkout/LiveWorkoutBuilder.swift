@@ -17,6 +17,9 @@ public struct LiveWorkoutBuilder: Sendable {
     private(set) var keytelReason: String?
     public private(set) var zones: HeartRateZones?
     private(set) var zonesReason: String?
+    /// The FTP's zones from the profile at the start; the saved workout carries the FTP so its
+    /// power figures (made when it is saved, and by every later export) use the one in force then.
+    public private(set) var powerZones: PowerZones?
     /// Zone bounds 0…4 in bpm, unused lanes +∞ so that nothing lands beyond zone 5.
     private var zoneBounds = SIMD8<Double>(repeating: .infinity)
     /// Each figure comes from one device: the first to deliver a counted sample of it.
@@ -51,6 +54,7 @@ public struct LiveWorkoutBuilder: Sendable {
             } catch {
                 zonesReason = error.description
             }
+            powerZones = try? profile?.powerZones()
             timeline.open(at: t)
             laps.start()
             lastHeartRateActive = 0
