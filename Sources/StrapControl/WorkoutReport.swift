@@ -109,6 +109,7 @@ enum WorkoutReport {
 
     static func energySourceName(_ source: String) -> String {
         switch source {
+        case "power": "from the power meter's work at 24 % gross efficiency"
         case "sensor": "from the strap's Energy Expended"
         case "keytel": "Keytel 2005 estimate from heart rate"
         case "keytelVO2max": "Keytel 2005 estimate from heart rate and VO2max"
