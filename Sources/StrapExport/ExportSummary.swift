@@ -28,7 +28,7 @@ public struct SegmentSummary: Sendable, Equatable, Codable {
     /// when the workout has none (no zones known, or not made by the engine).
     public var timeInZones: [Double]?
     /// The power figures of the seconds with the timer running (`PowerAnalysis`), nil when no
-    /// power was measured in the whole workout.
+    /// power was read in this lap (or, for the session, in the workout).
     public var power: PowerSummary?
 
     public init(start: Millis, end: Millis, elapsedMillis: Millis, timerMillis: Millis, distance: Double? = nil,

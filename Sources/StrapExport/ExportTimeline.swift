@@ -91,7 +91,7 @@ struct ExportSecond: Sendable {
     }
 
     /// Whether FIT writes a record and TCX a trackpoint for this second: the timer runs and
-    /// there is a heart rate, speed or cadence value, or distance moved.
+    /// there is a heart rate, speed, cadence or power value, or distance moved.
     func hasContent(_ family: ActivityMapping.Family) -> Bool {
         !paused && (value(.heartRate) != nil || speed(family) != nil || cadence(family) != nil || distanceTouched(family)
                     || value(.cyclingPower) != nil)
