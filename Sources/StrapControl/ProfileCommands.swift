@@ -1,3 +1,4 @@
+import StrapModel
 import StrapWire
 
 /// `strapctl profile`: an athlete's profile through `profile.get`/`profile.set`
@@ -10,11 +11,11 @@ enum ProfileCommands {
                strapctl profile get [--athlete NAME] FIELD
         KEY=VALUE: dateOfBirth=1990-04-01  biologicalSex=female|male|other  weight=72.5 (kg)
           height=178 (cm)  restingHeartRate=52  maximumHeartRate=188  lactateThresholdHeartRate=165
-          (bpm)  vo2Max=48 (ml/kg/min)  zones=percentMaxHR|heartRateReserve|percentLTHR[:b0,…,b5]
+          (bpm)  vo2Max=48 (ml/kg/min)  ftp=250 (functionalThresholdPower, W)  zones=percentMaxHR|heartRateReserve|percentLTHR[:b0,…,b5]
           (six ascending percentages)  device.ADDR.wheelCircumference=2.105 (m)
           device.ADDR.cadenceIsStepsPerMinute=true|false
           KEY= clears a field; device.ADDR= forgets a sensor's settings, devices= every sensor's.
-        FIELD: one of those names (zones, or heartRateZones), or devices. The athlete is default
+        FIELD: one of those names (zones, or heartRateZones; ftp, or functionalThresholdPower), or devices. The athlete is default
         unless --athlete is given. An athlete without a profile, or an unset FIELD, exits 6.
         """
 
@@ -64,7 +65,7 @@ enum ProfileCommands {
     static func get(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: ["athlete"], flags: [])
         var field = try a.single("profile field")
-        field = ["zones": "heartRateZones", "device": "devices"][field] ?? field
+        field = ["zones": "heartRateZones", "device": "devices", "ftp": "functionalThresholdPower"][field] ?? field
         let r = try ctx.call("profile.get", athleteParams(a).merging(["field": .string(field)]))
         if ctx.json { return ExitCode.success }
         guard let value = r[field] else { throw ClientError.malformed("profile.get answered without \(field)") }
@@ -73,7 +74,7 @@ enum ProfileCommands {
     }
 
     static let fieldOrder = ["dateOfBirth", "biologicalSex", "weight", "height", "restingHeartRate", "maximumHeartRate",
-                             "lactateThresholdHeartRate", "vo2Max", "heartRateZones", "devices"]
+                             "lactateThresholdHeartRate", "vo2Max", "functionalThresholdPower", "heartRateZones", "devices"]
 
     /// `profile.get`'s (or `profile.set`'s) result, every field, unset ones said to be unset.
     static func showLines(_ r: JSONObject) -> [String] {
@@ -100,8 +101,13 @@ enum ProfileCommands {
                 text = profile[field].map { valueLines(field, $0) } ?? [field == "devices" ? "none" : "not set"]
             }
             let unit = ["weight": " kg", "height": " cm", "restingHeartRate": " bpm", "lactateThresholdHeartRate": " bpm",
-                        "vo2Max": " ml/kg/min"][field]
+                        "vo2Max": " ml/kg/min", "functionalThresholdPower": " W"][field]
             if let unit, profile[field] != nil { text[0] += unit }
+            if field == "functionalThresholdPower", let ftp = profile.number(field),
+               let zones = try? PowerZones(functionalThresholdPower: ftp) {
+                text[0] += " (power zones 1–6 up to " + zones.upperBounds.map { TextFormat.number($0.rounded()) }
+                    .joined(separator: ", ") + " W)"
+            }
             if field == "maximumHeartRate", r.object("maximumHeartRate") == nil, profile[field] != nil { text[0] += " bpm" }
             for (i, t) in text.enumerated() { lines.append("  " + (i == 0 ? field : "").padding(27) + t) }
         }
@@ -140,7 +146,8 @@ enum ProfileCommands {
 /// checked here (a typo is a usage error); ranges and names are the daemon's to judge, so its
 /// message (`weight must be from 10 to 400 kg, got 0`) is what the user sees.
 struct ProfilePatch {
-    static let numeric: Set<String> = ["weight", "height", "restingHeartRate", "maximumHeartRate", "lactateThresholdHeartRate", "vo2Max"]
+    static let numeric: Set<String> = ["weight", "height", "restingHeartRate", "maximumHeartRate", "lactateThresholdHeartRate", "vo2Max",
+                                       "functionalThresholdPower"]
     static let deviceFields = ["wheelCircumference", "cadenceIsStepsPerMinute"]
 
     /// Top-level fields except `devices`.
@@ -160,6 +167,7 @@ struct ProfilePatch {
             let value = String(item[item.index(after: eq)...])
             guard seen.insert(key).inserted else { throw UsageError(message: "\(key) is given twice") }
             if key == "zones" { key = "heartRateZones" }
+            if key == "ftp" { key = "functionalThresholdPower" }
             if key.hasPrefix("device.") {
                 try device(String(key.dropFirst(7)), value, item)
                 continue

@@ -55,11 +55,35 @@ enum WorkoutReport {
             rows.append(("cadence", "avg \(TextFormat.number(avg.rounded())) \(unit)" +
                          (f["cadenceMaximum"].map { ", max \(TextFormat.number($0.rounded())) \(unit)" } ?? "")))
         }
+        rows += power(f)
         if zonesInline { rows.append(("zones", inlineZones(d))) }
         rows.append(("devices", d.deviceIDs.isEmpty ? "none" : d.deviceIDs.joined(separator: ", ")))
         if !d.unknownDevices.isEmpty { rows.append(("", unknownDevicesNote(d.unknownDevices))) }
         if let meta = d.metadata, !meta.isEmpty { rows.append(("metadata", TextFormat.metadata(meta))) }
         return [title(d)] + rows.map { "  " + $0.0.padding(12) + $0.1 }
+    }
+
+    /// The saved workout's power figures (docs/workouts.md "Power figures"); none without power.
+    static func power(_ f: [String: Double]) -> [(String, String)] {
+        guard let avg = f["powerAverage"] else { return [] }
+        func w(_ v: Double) -> String { "\(Int(v.rounded())) W" }
+        var rows = [("power", "avg \(w(avg))" + (f["powerMaximum"].map { ", max \(w($0))" } ?? "")
+                     + (f["powerNormalized"].map { ", NP \(w($0))" } ?? "")
+                     + (f["powerWork"].map { ", work \(Int($0.rounded())) kJ" } ?? ""))]
+        if let ftp = f["functionalThresholdPower"], let intensity = f["powerIntensityFactor"] {
+            rows.append(("", "FTP \(w(ftp)): IF \(TextFormat.fixed(intensity, 2))"
+                         + (f["powerTrainingStressScore"].map { ", TSS \(Int($0.rounded()))" } ?? "")))
+            let zones = (1...7).compactMap { f["timeInPowerZone\($0)"] }
+            if zones.count == 7 {
+                rows.append(("", zones.enumerated().map { "P\($0 + 1) " + TextFormat.duration($1) }.joined(separator: " · ")))
+            }
+        } else {
+            rows.append(("", "IF, TSS, power zones: no functionalThresholdPower in the profile when it started"))
+        }
+        let best = [(5, "5 s"), (60, "1 min"), (300, "5 min"), (1_200, "20 min"), (3_600, "60 min")]
+            .compactMap { d, name in f["powerBest\(d)s"].map { "\(name) \(w($0))" } }
+        if !best.isEmpty { rows.append(("best power", best.joined(separator: " · "))) }
+        return rows
     }
 
     /// Said wherever a session's devices are: an address strapd never saw is most likely a typo,
@@ -85,6 +109,7 @@ enum WorkoutReport {
 
     static func energySourceName(_ source: String) -> String {
         switch source {
+        case "power": "from the power meter's work at 24 % gross efficiency"
         case "sensor": "from the strap's Energy Expended"
         case "keytel": "Keytel 2005 estimate from heart rate"
         case "keytelVO2max": "Keytel 2005 estimate from heart rate and VO2max"
@@ -115,9 +140,11 @@ enum WorkoutReport {
         guard !d.laps.isEmpty else { return ["laps: none"] }
         let hasSpeed = d.laps.contains { $0.figures["speedAverage"] != nil }
         let hasCadence = d.laps.contains { $0.figures["cadenceAverage"] != nil }
+        let hasPower = d.laps.contains { $0.figures["powerAverage"] != nil }
         var header = ["LAP", "START", "TIME", "DISTANCE", "AVG HR", "MAX HR", "ENERGY"]
         if hasSpeed { header.append("AVG SPEED") }
         if hasCadence { header.append("CADENCE") }
+        if hasPower { header += ["AVG W", "NP"] }
         var rows = [header]
         let unit = TextFormat.cadenceUnit(activity: d.activityType)
         let open = d.state != nil && d.state != "ended"
@@ -132,6 +159,10 @@ enum WorkoutReport {
             row.append(cell(f["activeEnergy"], TextFormat.kcal))
             if hasSpeed { row.append(cell(f["speedAverage"], TextFormat.speed)) }
             if hasCadence { row.append(cell(f["cadenceAverage"]) { "\(Int($0.rounded())) \(unit)" }) }
+            if hasPower {
+                row.append(cell(f["powerAverage"]) { "\(Int($0.rounded()))" })
+                row.append(cell(f["powerNormalized"]) { "\(Int($0.rounded()))" })
+            }
             rows.append(row)
         }
         return TextFormat.table(rows)

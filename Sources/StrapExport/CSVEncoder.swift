@@ -20,6 +20,8 @@ struct CSVEncoder: FormatEncoder {
         "stride_length_m",
         "running_distance_m",                // cumulative over running-timer seconds
         "active_energy_kcal",                // cumulative over running-timer seconds
+        "cycling_power_w",
+        "power_balance_left_pct",            // the left pedal's share; empty when the meter knows no side
     ]
 
     static var header: String { columns.joined(separator: ",") + "\n" }
@@ -60,6 +62,10 @@ struct CSVEncoder: FormatEncoder {
         total(s, .runningDistance, 2, &sink)
         sink.u8(UInt8(ascii: ","))
         total(s, .activeEnergy, 3, &sink)
+        sink.u8(UInt8(ascii: ","))
+        value(s.value(.cyclingPower), 0, &sink)
+        sink.u8(UInt8(ascii: ","))
+        value(s.value(.powerBalanceLeft), 1, &sink)
         sink.u8(UInt8(ascii: "\n"))
     }
 

@@ -41,6 +41,9 @@ struct ExportSchedule: Sendable {
     /// per-second values give them), and the laps' nil when tidying changed the laps.
     let engineSession: [String: Double]?
     let engineLaps: [[String: Double]]?
+    /// The zones of the FTP the workout was recorded with (its summary's
+    /// `functionalThresholdPower`, from the profile at the session's start); nil without one.
+    let powerZones: PowerZones?
 
     /// Forty days: well inside FIT's 32-bit millisecond durations (49.7 days).
     static let longestWorkout: Millis = 40 * 86_400_000
@@ -70,6 +73,7 @@ struct ExportSchedule: Sendable {
         }
         laps = tidy.isEmpty ? [start..<end] : tidy
         engineSession = workout.sessionID == nil ? nil : workout.summary
+        powerZones = workout.summary["functionalThresholdPower"].flatMap { try? PowerZones(functionalThresholdPower: $0) }
         engineLaps = workout.sessionID != nil && workout.laps.map({ $0.start..<$0.end }) == laps ? workout.laps.map(\.summary) : nil
 
         let timer = Self.timer(workout)

@@ -27,6 +27,9 @@ public struct SegmentSummary: Sendable, Equatable, Codable {
     /// Seconds below heart-rate zone 1 and in zones 1…5: the engine's (docs/workouts.md), nil
     /// when the workout has none (no zones known, or not made by the engine).
     public var timeInZones: [Double]?
+    /// The power figures of the seconds with the timer running (`PowerAnalysis`), nil when no
+    /// power was read in this lap (or, for the session, in the workout).
+    public var power: PowerSummary?
 
     public init(start: Millis, end: Millis, elapsedMillis: Millis, timerMillis: Millis, distance: Double? = nil,
                 calories: Double? = nil, averageHeartRate: Double? = nil, maximumHeartRate: Double? = nil,
@@ -37,6 +40,52 @@ public struct SegmentSummary: Sendable, Equatable, Codable {
         self.averageHeartRate = averageHeartRate; self.maximumHeartRate = maximumHeartRate
         self.minimumHeartRate = minimumHeartRate; self.averageSpeed = averageSpeed; self.maximumSpeed = maximumSpeed
         self.averageCadence = averageCadence; self.maximumCadence = maximumCadence; self.points = points
+    }
+}
+
+/// A segment's power figures (docs/workouts.md "Power figures"): W, kJ, seconds. The FTP's
+/// figures are nil when the workout carries no FTP (none in the profile when it started).
+public struct PowerSummary: Sendable, Equatable, Codable {
+    public var average: Double
+    public var maximum: Double
+    public var normalized: Double
+    /// Kilojoules.
+    public var work: Double
+    /// Best average power by duration in seconds, for the durations the segment is long enough for.
+    public var meanMaximal: [Int: Double]
+    public var functionalThresholdPower: Double?
+    public var intensityFactor: Double?
+    public var trainingStressScore: Double?
+    /// Seconds in Coggan's zones 1…7.
+    public var timeInZones: [Double]?
+
+    /// Nil for a segment without a second of active time.
+    public init?(_ analysis: PowerAnalysis, zones: PowerZones?) {
+        guard let average = analysis.averagePower, let maximum = analysis.maximumPower,
+              let normalized = analysis.normalizedPower else { return nil }
+        self.average = average
+        self.maximum = maximum
+        self.normalized = normalized
+        work = analysis.work
+        meanMaximal = analysis.meanMaximalPower()
+        if let zones {
+            functionalThresholdPower = zones.functionalThresholdPower
+            intensityFactor = analysis.intensityFactor(zones)
+            trainingStressScore = analysis.trainingStressScore(zones)
+            timeInZones = analysis.timeInZones(zones)
+        }
+    }
+
+    /// The saved workout's summary keys (docs/workouts.md "The saved workout"), the one
+    /// spelling the daemon, strapctl and the exports' tests share.
+    public var summaryFigures: [String: Double] {
+        var f: [String: Double] = ["powerAverage": average, "powerMaximum": maximum, "powerNormalized": normalized,
+                                   "powerWork": work]
+        for (d, w) in meanMaximal { f["powerBest\(d)s"] = w }
+        f["powerIntensityFactor"] = intensityFactor
+        f["powerTrainingStressScore"] = trainingStressScore
+        for (i, t) in (timeInZones ?? []).enumerated() { f["timeInPowerZone\(i + 1)"] = t }
+        return f
     }
 }
 
@@ -60,6 +109,10 @@ struct SegmentAccumulator {
     var distanceSeen = false
     var energySeen = false
     var points = 0
+    /// Watts of every second with the timer running, from the segment's first power reading
+    /// on, with the seconds before it as zeros: a workout without power keeps nothing.
+    var watts: [Double] = []
+    var secondsBeforePower = 0
 
     struct Level {
         var sum = 0.0, count = 0, maximum = -Double.infinity, minimum = Double.infinity
@@ -83,11 +136,19 @@ struct SegmentAccumulator {
         distanceSeen = distanceSeen || s.distanceTotal(family) != nil
         energySeen = energySeen || s.started[Amount.activeEnergy.rawValue]
         if s.hasContent(family) { points += 1 }
+        let power = s.value(.cyclingPower)
+        if watts.isEmpty && power == nil {
+            secondsBeforePower += 1
+        } else {
+            if watts.isEmpty { watts = [Double](repeating: 0, count: secondsBeforePower) }
+            watts.append(power ?? 0)
+        }
     }
 
     /// `engine`: the engine's figures for this segment, whose heart rate and time in zones
     /// replace the per-second ones, so the file says what the summary and `workout show` say.
-    func summary(_ range: Range<Millis>, _ schedule: ExportSchedule, engine: [String: Double]?) -> SegmentSummary {
+    func summary(_ range: Range<Millis>, _ schedule: ExportSchedule, engine: [String: Double]?,
+                 powerZones: PowerZones?) -> SegmentSummary {
         var s = SegmentSummary(start: range.lowerBound, end: range.upperBound,
                                elapsedMillis: range.upperBound - range.lowerBound,
                                timerMillis: schedule.timerMillis(in: range),
@@ -102,6 +163,7 @@ struct SegmentAccumulator {
             let zones = (["timeBelowZone1"] + (1...5).map { "timeInZone\($0)" }).compactMap { engine[$0] }
             s.timeInZones = zones.count == HeartRateZones.count ? zones : nil
         }
+        if !watts.isEmpty { s.power = PowerSummary(PowerAnalysis(watts: watts), zones: powerZones) }
         return s
     }
 }
@@ -121,11 +183,11 @@ struct ExportStats {
     }
 
     func lapSummary(_ i: Int, _ schedule: ExportSchedule) -> SegmentSummary {
-        laps[i].summary(schedule.laps[i], schedule, engine: schedule.engineLaps?[i])
+        laps[i].summary(schedule.laps[i], schedule, engine: schedule.engineLaps?[i], powerZones: schedule.powerZones)
     }
 
     func sessionSummary(_ schedule: ExportSchedule) -> SegmentSummary {
-        session.summary(schedule.start..<schedule.end, schedule, engine: schedule.engineSession)
+        session.summary(schedule.start..<schedule.end, schedule, engine: schedule.engineSession, powerZones: schedule.powerZones)
     }
 
     func summary(_ schedule: ExportSchedule, devices: [ExportDevice]) -> ExportSummary {

@@ -3,6 +3,11 @@ import StrapModel
 /// Level measurements: one value at a moment.
 enum Channel: Int, CaseIterable {
     case heartRate, cyclingSpeed, cyclingCadence, runningSpeed, runningCadence, strideLength
+    /// Watts.
+    case cyclingPower
+    /// The left pedal's share of the power in %, and a share whose pedal the meter does not
+    /// know: FIT writes the first as the right's share, flagged, and the second unflagged.
+    case powerBalanceLeft, powerBalanceUnknown
 }
 
 /// Amounts measured over an interval.
@@ -32,6 +37,9 @@ struct ExportSecond: Sendable {
     var started = [Bool](repeating: false, count: Amount.allCases.count)
     /// The RR intervals whose ending beat falls into this second.
     var beats: [RRInterval] = []
+    /// Joules: the running sum of the per-second power over the seconds with the timer
+    /// running, this one included, a second without power counting 0 (FIT accumulated_power).
+    var accumulatedPower = 0.0
 
     func value(_ c: Channel) -> Double? {
         let v = values[c.rawValue]
@@ -83,15 +91,16 @@ struct ExportSecond: Sendable {
     }
 
     /// Whether FIT writes a record and TCX a trackpoint for this second: the timer runs and
-    /// there is a heart rate, speed or cadence value, or distance moved.
+    /// there is a heart rate, speed, cadence or power value, or distance moved.
     func hasContent(_ family: ActivityMapping.Family) -> Bool {
-        !paused && (value(.heartRate) != nil || speed(family) != nil || cadence(family) != nil || distanceTouched(family))
+        !paused && (value(.heartRate) != nil || speed(family) != nil || cadence(family) != nil || distanceTouched(family)
+                    || value(.cyclingPower) != nil)
     }
 }
 
 /// A sensor whose samples the export used, in the order first seen.
 struct ExportDevice: Sendable, Equatable {
-    enum Kind: Sendable, Equatable { case heartRate, speedCadence, footPod, other }
+    enum Kind: Sendable, Equatable { case heartRate, speedCadence, footPod, powerMeter, other }
     var device: Device
     var kind: Kind
 }
@@ -192,6 +201,7 @@ struct ExportTimeline {
                 current.values[c] = .nan
             }
         }
+        if !current.paused { current.accumulatedPower += current.value(.cyclingPower) ?? 0 }
         for a in 0..<current.amounts.count {
             if current.touched[a] { current.started[a] = true }
             if !current.paused { current.totals[a] += current.amounts[a] }
@@ -237,8 +247,12 @@ struct ExportTimeline {
             }
         case .energyExpended, .batteryLevel, .sensorContact:
             break   // energy comes as activeEnergy (kcal); battery and contact are device state
-        case .cyclingPower, .cyclingPowerBalance:
-            break   // not in the export formats yet (docs/export.md, "Not yet")
+        case .cyclingPower: level(.cyclingPower, sample.value, inSecond, sample.device, .powerMeter)
+        case .cyclingPowerBalance:
+            // The reference pedal is the left one unless the meter said it does not know (docs/product.md).
+            let unknown = sample.hasExtras && sample.metadata["reference"] == "unknown"
+            guard sample.value <= 100 else { return }
+            level(unknown ? .powerBalanceUnknown : .powerBalanceLeft, sample.value, inSecond, sample.device, .powerMeter)
         }
     }
 

@@ -23,6 +23,13 @@ struct FITEncoder: FormatEncoder {
     static let record = FIT.Definition(local: 4, global: 20, [
         .init(253, .uint32), .init(3, .uint8), .init(4, .uint8), .init(6, .uint16), .init(5, .uint32),
     ])
+    /// A record with power (22 bytes): the plain record's fields, then power,
+    /// accumulated_power and left_right_balance. Only seconds with power use it, so a file
+    /// without a power meter is what it was before power existed.
+    static let powerRecord = FIT.Definition(local: 9, global: 20, [
+        .init(253, .uint32), .init(3, .uint8), .init(4, .uint8), .init(6, .uint16), .init(5, .uint32),
+        .init(7, .uint16), .init(29, .uint32), .init(30, .uint8),
+    ])
     static let hrvValuesPerMessage = 5
     static let hrv = FIT.Definition(local: 5, global: 78, [.init(0, .uint16, count: hrvValuesPerMessage)])
     static let lap = FIT.Definition(local: 6, global: 19, [
@@ -30,6 +37,7 @@ struct FITEncoder: FormatEncoder {
         .init(7, .uint32), .init(8, .uint32), .init(9, .uint32), .init(11, .uint16), .init(13, .uint16),
         .init(14, .uint16), .init(15, .uint8), .init(16, .uint8), .init(63, .uint8), .init(17, .uint8),
         .init(18, .uint8), .init(24, .enumeration), .init(25, .enumeration), .init(39, .enumeration),
+        .init(19, .uint16), .init(20, .uint16), .init(33, .uint16), .init(41, .uint32),
     ])
     static let session = FIT.Definition(local: 7, global: 18, [
         .init(254, .uint16), .init(253, .uint32), .init(0, .enumeration), .init(1, .enumeration), .init(2, .uint32),
@@ -37,18 +45,23 @@ struct FITEncoder: FormatEncoder {
         .init(11, .uint16), .init(14, .uint16), .init(15, .uint16), .init(16, .uint8), .init(17, .uint8),
         .init(64, .uint8), .init(18, .uint8), .init(19, .uint8), .init(25, .uint16), .init(26, .uint16),
         .init(28, .enumeration), .init(65, .uint32, count: HeartRateZones.count),
+        .init(20, .uint16), .init(21, .uint16), .init(34, .uint16), .init(48, .uint32), .init(35, .uint16),
+        .init(36, .uint16), .init(45, .uint16), .init(68, .uint32, count: PowerZones.count),
     ])
     static let activity = FIT.Definition(local: 8, global: 34, [
         .init(253, .uint32), .init(0, .uint32), .init(1, .uint16), .init(2, .enumeration), .init(3, .enumeration),
         .init(4, .enumeration), .init(5, .uint32),
     ])
-    static let definitions = [fileID, fileCreator, deviceInfo, event, record, hrv, lap, session, activity]
+    static let definitions = [fileID, fileCreator, deviceInfo, event, record, hrv, lap, session, activity, powerRecord]
 
     // Profile enum values.
     enum Event { static let timer: UInt8 = 0, session: UInt8 = 8, lap: UInt8 = 9, activity: UInt8 = 26, userMarker: UInt8 = 32 }
     enum EventType { static let start: UInt8 = 0, stop: UInt8 = 1, marker: UInt8 = 3, stopAll: UInt8 = 4 }
     enum SourceType { static let bluetoothLowEnergy: UInt8 = 3, local: UInt8 = 5 }
-    enum BLEDeviceType { static let heartRate: UInt8 = 1, bikeSpeedCadence: UInt8 = 3, footpod: UInt8 = 6 }
+    enum BLEDeviceType { static let heartRate: UInt8 = 1, bikePower: UInt8 = 2, bikeSpeedCadence: UInt8 = 3, footpod: UInt8 = 6 }
+    /// left_right_balance: the low 7 bits are a percentage, bit 7 says it is the right pedal's
+    /// (clear: the side is unknown).
+    static let balanceRight: UInt8 = 0x80
     static let fileTypeActivity: UInt8 = 4
     /// `manufacturer` development: strapd has no Garmin-assigned manufacturer id.
     static let manufacturerDevelopment: UInt16 = 255
@@ -103,12 +116,18 @@ struct FITEncoder: FormatEncoder {
     mutating func second(_ s: ExportSecond, _ ctx: EncodeContext, into sink: inout ByteSink) {
         let family = ctx.mapping.family
         if s.hasContent(family) {
-            Self.record.header(into: &sink)
+            let power = s.value(.cyclingPower)
+            (power == nil ? Self.record : Self.powerRecord).header(into: &sink)
             sink.u32(FIT.timestamp(s.second * 1000))
             sink.u8(FIT.scaled8(s.value(.heartRate)))
             sink.u8(FIT.scaled8(s.cadence(family)))
             sink.u16(FIT.scaled16(s.speed(family), 1000))
             sink.u32(FIT.scaled32(s.distanceTotal(family), 100))
+            if let power {
+                sink.u16(FIT.scaled16(power))
+                sink.u32(FIT.scaled32(s.accumulatedPower))
+                sink.u8(Self.balance(s))
+            }
         }
         guard !s.paused else { return }
         for beat in s.beats {
@@ -125,6 +144,7 @@ struct FITEncoder: FormatEncoder {
             case .heartRate: BLEDeviceType.heartRate
             case .speedCadence: BLEDeviceType.bikeSpeedCadence
             case .footPod: BLEDeviceType.footpod
+            case .powerMeter: BLEDeviceType.bikePower
             case .other: FIT.invalid8
             }
             deviceInfo(timestamp: end, index: UInt8(clamping: i + 1), type: type, source: SourceType.bluetoothLowEnergy,
@@ -149,6 +169,14 @@ struct FITEncoder: FormatEncoder {
         sink.u8(0)                                         // trigger: activity_end
         for k in 0..<HeartRateZones.count {                // time_in_hr_zone, s ×1000
             sink.u32(session.timeInZones.map { FIT.scaled32($0[k], 1000) } ?? FIT.invalid32)
+        }
+        power(session.power, into: &sink)
+        let p = session.power
+        sink.u16(FIT.scaled16(p?.trainingStressScore, 10))
+        sink.u16(FIT.scaled16(p?.intensityFactor, 1000))
+        sink.u16(FIT.scaled16(p?.functionalThresholdPower))
+        for k in 0..<PowerZones.count {                    // time_in_power_zone, s ×1000
+            sink.u32(p?.timeInZones.map { FIT.scaled32($0[k], 1000) } ?? FIT.invalid32)
         }
 
         Self.activity.header(into: &sink)
@@ -184,6 +212,24 @@ struct FITEncoder: FormatEncoder {
         sink.u8(i == ctx.schedule.laps.count - 1 ? 7 : 0)  // lap_trigger: session_end / manual
         sink.u8(ctx.mapping.sport)
         sink.u8(ctx.mapping.subSport)
+        power(lap.power, into: &sink)
+    }
+
+    /// avg_power, max_power, normalized_power (W) and total_work (J), in that order in the lap
+    /// and the session definitions.
+    private func power(_ p: PowerSummary?, into sink: inout ByteSink) {
+        sink.u16(FIT.scaled16(p?.average))
+        sink.u16(FIT.scaled16(p?.maximum))
+        sink.u16(FIT.scaled16(p?.normalized))
+        sink.u32(FIT.scaled32(p.map { $0.work * 1000 }))
+    }
+
+    /// The second's pedal balance as FIT's left_right_balance: a left share becomes the right
+    /// one (100 − left) with the right bit; a share of an unknown pedal goes as it is.
+    static func balance(_ s: ExportSecond) -> UInt8 {
+        if let left = s.value(.powerBalanceLeft) { return UInt8(min(100, max(0, (100 - left).rounded()))) | balanceRight }
+        if let share = s.value(.powerBalanceUnknown) { return UInt8(min(100, max(0, share.rounded()))) }
+        return FIT.invalid8
     }
 
     /// The totals lap and session share, in the same field order in both definitions

@@ -2,7 +2,7 @@ import StrapModel
 
 /// TrainingCenterDatabase v2 (docs/export.md "TCX"): one Activity, a Lap per lap with its
 /// totals, a Track of Trackpoints (Time, DistanceMeters, HeartRateBpm, bike Cadence, and the
-/// ActivityExtension v2 TPX Speed / RunCadence), the lap's LX averages, Creator and Author.
+/// ActivityExtension v2 TPX Speed / RunCadence / Watts), the lap's LX averages, Creator and Author.
 /// Elements appear in the schema's order; text from the workout is XML-escaped.
 struct TCXEncoder: FormatEncoder {
     private var trackOpen = false
@@ -72,7 +72,8 @@ struct TCXEncoder: FormatEncoder {
             sink.text("</Cadence>\n")
         }
         let speed = s.speed(family)
-        if speed != nil || run != nil {
+        let watts = s.value(.cyclingPower)
+        if speed != nil || run != nil || watts != nil {
             sink.text("      <Extensions><ns3:TPX>")
             if let speed {
                 sink.text("<ns3:Speed>")
@@ -83,6 +84,11 @@ struct TCXEncoder: FormatEncoder {
                 sink.text("<ns3:RunCadence>")
                 sink.decimal(min(254, run), digits: 0)
                 sink.text("</ns3:RunCadence>")
+            }
+            if let watts {
+                sink.text("<ns3:Watts>")
+                sink.decimal(min(65_535, watts), digits: 0)
+                sink.text("</ns3:Watts>")
             }
             sink.text("</ns3:TPX></Extensions>\n")
         }
@@ -162,7 +168,7 @@ struct TCXEncoder: FormatEncoder {
 
     private func lapExtensions(_ lap: SegmentSummary, _ ctx: EncodeContext, into sink: inout ByteSink) {
         let foot = ctx.mapping.family == .foot
-        guard lap.averageSpeed != nil || (foot && lap.averageCadence != nil) else { return }
+        guard lap.averageSpeed != nil || (foot && lap.averageCadence != nil) || lap.power != nil else { return }
         sink.text("    <Extensions><ns3:LX>")
         if let avg = lap.averageSpeed {
             sink.text("<ns3:AvgSpeed>")
@@ -175,6 +181,13 @@ struct TCXEncoder: FormatEncoder {
             sink.text("</ns3:AvgRunCadence><ns3:MaxRunCadence>")
             sink.decimal(min(254, max), digits: 0)
             sink.text("</ns3:MaxRunCadence>")
+        }
+        if let power = lap.power {
+            sink.text("<ns3:AvgWatts>")
+            sink.decimal(min(65_535, power.average), digits: 0)
+            sink.text("</ns3:AvgWatts><ns3:MaxWatts>")
+            sink.decimal(min(65_535, power.maximum), digits: 0)
+            sink.text("</ns3:MaxWatts>")
         }
         sink.text("</ns3:LX></Extensions>\n")
     }

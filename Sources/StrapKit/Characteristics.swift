@@ -43,6 +43,12 @@ extension StrapStore {
         try await field("vo2Max", athlete: athlete).numberValue("vo2Max")
     }
 
+    /// The functional threshold power in watts (HealthKit's `cyclingFunctionalThresholdPower`):
+    /// what a workout's power zones, IF and TSS are relative to.
+    public func cyclingFunctionalThresholdPower(athlete: String = "default") async throws -> Double {
+        try await field("functionalThresholdPower", athlete: athlete).numberValue("functionalThresholdPower")
+    }
+
     /// The maximum heart rate in beats per minute, and whether strapd estimated it from the date
     /// of birth (Tanaka 2001) because none was set; noData when neither is known.
     public func maximumHeartRate(athlete: String = "default") async throws -> (value: Double, estimated: Bool) {

@@ -30,7 +30,7 @@ public struct DeviceSettings: Codable, Sendable, Hashable {
 /// The profile's fields by their JSON names (what `noData` and `invalidOption` messages name).
 public enum ProfileField: String, Sendable, CaseIterable, Hashable, Codable {
     case dateOfBirth, biologicalSex, weight, height, restingHeartRate, maximumHeartRate
-    case lactateThresholdHeartRate, vo2Max, heartRateZones, devices
+    case lactateThresholdHeartRate, vo2Max, heartRateZones, devices, functionalThresholdPower
 }
 
 /// A maximum heart rate and where it came from: set in the profile, or estimated from age.
@@ -50,7 +50,7 @@ public struct MaximumHeartRate: Codable, Sendable, Hashable {
 /// An athlete's characteristics (HealthKit's), one profile per athlete id. Every field is
 /// optional; reading an unset one is `noData`, never a default in its place — except the
 /// maximum heart rate, which is estimated from age when unset and says so. Units: kg, cm,
-/// bpm, ml/kg/min (docs/workouts.md, "Profile").
+/// bpm, ml/kg/min, W (docs/workouts.md, "Profile").
 public struct AthleteProfile: Codable, Sendable, Hashable {
     public var dateOfBirth: CalendarDate?
     public var biologicalSex: BiologicalSex?
@@ -61,13 +61,17 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
     public var lactateThresholdHeartRate: Double?
     public var vo2Max: Double?
     public var heartRateZones: HeartRateZoneScheme?
+    /// Watts: the power the athlete can hold for about an hour; what the power zones, IF and
+    /// TSS are relative to (docs/workouts.md "Power figures").
+    public var functionalThresholdPower: Double?
     /// Per-sensor settings by Bluetooth address.
     public var devices: [String: DeviceSettings]
 
     public init(dateOfBirth: CalendarDate? = nil, biologicalSex: BiologicalSex? = nil, weight: Double? = nil,
                 height: Double? = nil, restingHeartRate: Double? = nil, maximumHeartRate: Double? = nil,
                 lactateThresholdHeartRate: Double? = nil, vo2Max: Double? = nil,
-                heartRateZones: HeartRateZoneScheme? = nil, devices: [String: DeviceSettings] = [:]) {
+                heartRateZones: HeartRateZoneScheme? = nil, devices: [String: DeviceSettings] = [:],
+                functionalThresholdPower: Double? = nil) {
         self.dateOfBirth = dateOfBirth
         self.biologicalSex = biologicalSex
         self.weight = weight
@@ -78,6 +82,7 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         self.vo2Max = vo2Max
         self.heartRateZones = heartRateZones
         self.devices = devices
+        self.functionalThresholdPower = functionalThresholdPower
     }
 
     public enum Limits {
@@ -87,6 +92,9 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         public static let maximumHeartRate: ClosedRange<Double> = 60...250
         public static let lactateThresholdHeartRate: ClosedRange<Double> = 50...250
         public static let vo2Max: ClosedRange<Double> = 10...100
+        /// Below 30 W no adult rides; above 2000 W is a sprint peak, not an hour's power: either
+        /// is a typing error (a wrong unit, a missing decimal point).
+        public static let functionalThresholdPower: ClosedRange<Double> = 30...2_000
         public static let oldestBirthYear = 1900
         public static let maximumAge = 120
     }
@@ -103,6 +111,7 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         case .vo2Max: vo2Max != nil
         case .heartRateZones: heartRateZones != nil
         case .devices: !devices.isEmpty
+        case .functionalThresholdPower: functionalThresholdPower != nil
         }
     }
 
@@ -128,6 +137,12 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         return MaximumHeartRate(value: 208 - 0.7 * age, estimated: true, formula: MaximumHeartRate.tanaka2001)
     }
 
+    /// Coggan's power zones from the FTP; `noData` when no FTP is set.
+    public func powerZones() throws(StrapError) -> PowerZones {
+        guard let functionalThresholdPower else { throw .noData("functionalThresholdPower is not set in the profile") }
+        return try PowerZones(functionalThresholdPower: functionalThresholdPower)
+    }
+
     /// Throws `invalidOption` naming the first field out of range or inconsistent with another.
     public func validate(today: CalendarDate) throws(StrapError) {
         func check(_ v: Double?, _ field: ProfileField, _ range: ClosedRange<Double>, _ unit: String) throws(StrapError) {
@@ -149,6 +164,7 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         try check(maximumHeartRate, .maximumHeartRate, Limits.maximumHeartRate, "bpm")
         try check(lactateThresholdHeartRate, .lactateThresholdHeartRate, Limits.lactateThresholdHeartRate, "bpm")
         try check(vo2Max, .vo2Max, Limits.vo2Max, "ml/kg/min")
+        try check(functionalThresholdPower, .functionalThresholdPower, Limits.functionalThresholdPower, "W")
         if let rest = restingHeartRate, let max = maximumHeartRate, max <= rest {
             throw .invalidOption("maximumHeartRate \(Self.format(max)) must be above restingHeartRate \(Self.format(rest))")
         }
@@ -183,6 +199,7 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         patch.lactateThresholdHeartRate.apply(to: &p.lactateThresholdHeartRate)
         patch.vo2Max.apply(to: &p.vo2Max)
         patch.heartRateZones.apply(to: &p.heartRateZones)
+        patch.functionalThresholdPower.apply(to: &p.functionalThresholdPower)
         if patch.clearsAllDevices { p.devices = [:] }
         for (address, settings) in patch.devices {
             if let settings { p.devices[address] = settings } else { p.devices[address] = nil }
@@ -197,7 +214,7 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey {
         case dateOfBirth, biologicalSex, weight, height, restingHeartRate, maximumHeartRate
-        case lactateThresholdHeartRate, vo2Max, heartRateZones, devices
+        case lactateThresholdHeartRate, vo2Max, heartRateZones, devices, functionalThresholdPower
     }
 
     public init(from decoder: Decoder) throws {
@@ -212,6 +229,7 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         vo2Max = try c.decodeIfPresent(Double.self, forKey: .vo2Max)
         heartRateZones = try c.decodeIfPresent(HeartRateZoneScheme.self, forKey: .heartRateZones)
         devices = try c.decodeIfPresent([String: DeviceSettings].self, forKey: .devices) ?? [:]
+        functionalThresholdPower = try c.decodeIfPresent(Double.self, forKey: .functionalThresholdPower)
     }
 
     /// Unset fields are left out (never written as a default).
@@ -227,5 +245,6 @@ public struct AthleteProfile: Codable, Sendable, Hashable {
         try c.encodeIfPresent(vo2Max, forKey: .vo2Max)
         try c.encodeIfPresent(heartRateZones, forKey: .heartRateZones)
         if !devices.isEmpty { try c.encode(devices, forKey: .devices) }
+        try c.encodeIfPresent(functionalThresholdPower, forKey: .functionalThresholdPower)
     }
 }

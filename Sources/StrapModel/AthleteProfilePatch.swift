@@ -30,6 +30,7 @@ public struct AthleteProfilePatch: Sendable, Hashable, Decodable {
     public var lactateThresholdHeartRate: ProfileUpdate<Double> = .keep
     public var vo2Max: ProfileUpdate<Double> = .keep
     public var heartRateZones: ProfileUpdate<HeartRateZoneScheme> = .keep
+    public var functionalThresholdPower: ProfileUpdate<Double> = .keep
     public var devices: [String: DeviceSettings?] = [:]
     /// `"devices": null`: forget every sensor's settings (before `devices` entries apply).
     public var clearsAllDevices = false
@@ -70,6 +71,7 @@ public struct AthleteProfilePatch: Sendable, Hashable, Decodable {
         lactateThresholdHeartRate = try update(.lactateThresholdHeartRate, Double.self)
         vo2Max = try update(.vo2Max, Double.self)
         heartRateZones = try update(.heartRateZones, HeartRateZoneScheme.self)
+        functionalThresholdPower = try update(.functionalThresholdPower, Double.self)
         let devicesKey = AnyKey(stringValue: ProfileField.devices.rawValue)
         if c.contains(devicesKey), try c.decodeNil(forKey: devicesKey) {
             clearsAllDevices = true

@@ -39,6 +39,9 @@ struct Accumulator: Sendable, Hashable {
     /// kcal from the Keytel estimate (kept even when the sensor's is used, so the switch
     /// from estimate to sensor costs nothing).
     var keytelEnergy = 0.0
+    /// kcal from a power meter: the work over the gross efficiency (`LiveWorkoutBuilder.grossEfficiency`).
+    var powerEnergy = 0.0
+    var powerSamples = 0
     /// Seconds below zone 1 (index 0) and in zones 1…5; lanes 6 and 7 unused.
     var zoneSeconds = SIMD8<Double>()
 }

@@ -28,6 +28,7 @@ extension LiveWorkoutBuilder {
             }
         }
         info["heartRateZonesReason"] = stats.heartRateZonesReason
+        if let ftp = powerZones?.functionalThresholdPower { w.summary["functionalThresholdPower"] = ftp }
         w.info = info
         return w
     }

@@ -68,6 +68,36 @@ import StrapWire
         #expect(JSONWriter.string(.object(try ProfilePatch(["devices="]).json(currentDevices: JSONObject()))) == #"{"devices":null}"#)
     }
 
+    @Test func workoutShowHasThePowerFiguresAndLapPowerColumns() {
+        let summary: [String: Double] = ["powerAverage": 201.6, "powerMaximum": 540, "powerNormalized": 231.2, "powerWork": 725.8,
+                                         "functionalThresholdPower": 250, "powerIntensityFactor": 0.9248, "powerTrainingStressScore": 85.5,
+                                         "powerBest5s": 540, "powerBest60s": 402.4,
+                                         "timeInPowerZone1": 60, "timeInPowerZone2": 600, "timeInPowerZone3": 1_200, "timeInPowerZone4": 900,
+                                         "timeInPowerZone5": 600, "timeInPowerZone6": 120, "timeInPowerZone7": 20]
+        let rows = WorkoutReport.power(summary).map { $0.0.padding(12) + $0.1 }
+        #expect(rows == ["power       avg 202 W, max 540 W, NP 231 W, work 726 kJ",
+                         "            FTP 250 W: IF 0.92, TSS 86",
+                         "            P1 1:00 · P2 10:00 · P3 20:00 · P4 15:00 · P5 10:00 · P6 2:00 · P7 0:20",
+                         "best power  5 s 540 W · 1 min 402 W"], "\(rows)")
+        #expect(WorkoutReport.power(["powerAverage": 150]).map(\.1) == ["avg 150 W", "IF, TSS, power zones: no functionalThresholdPower in the profile when it started"])
+        #expect(WorkoutReport.power(["heartRateAverage": 150]).isEmpty)
+        var d = WorkoutDetails(saved: JSONObject())
+        d.laps = [.init(index: 1, start: nil, end: nil, figures: ["powerAverage": 199.5, "powerNormalized": 210]),
+                  .init(index: 2, start: nil, end: nil, figures: [:])]
+        let table = WorkoutReport.laps(d)
+        let cells = table.map { $0.split(separator: " ").suffix(2).joined(separator: " ") }
+        #expect(table[0].contains("AVG W") && cells == ["W NP", "200 210", "- -"], "\(table)")
+    }
+
+    @Test func ftpIsSetAsTheFunctionalThresholdPowerAndShownWithItsPowerZones() throws {
+        #expect(JSONWriter.string(.object(try ProfilePatch(["ftp=250"]).json(currentDevices: JSONObject()))) ==
+                #"{"functionalThresholdPower":250}"#)
+        #expect(throws: UsageError.self) { try ProfilePatch(["ftp=fast"]) }
+        let shown = ProfileCommands.showLines(object(#"{"athlete":"default","profile":{"functionalThresholdPower":250}}"#))
+        #expect(shown.contains { $0.contains("functionalThresholdPower") && $0.hasSuffix("250 W (power zones 1–6 up to 138, 188, 225, 263, 300, 375 W)") },
+                "\(shown)")
+    }
+
     /// `profile.set` replaces a sensor's settings whole, so the patch carries the merge.
     @Test func deviceSettingsMergeIntoWhatIsSet() throws {
         let current = object(#"{"AA:01":{"wheelCircumference":2.1,"cadenceIsStepsPerMinute":true},"AA:02":{"wheelCircumference":2.0}}"#)

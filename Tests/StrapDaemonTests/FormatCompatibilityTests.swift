@@ -139,7 +139,7 @@ import StrapWorkout
         #expect(stored.workouts.count == m.store.workouts.count + 1)
     }
 
-    @Test func theProfileBookOf010IsUpdatedInPlaceAndStaysVersion1() throws {
+    @Test func theProfileBookOf010LoadsAndIsWrittenAsTheCurrentVersionOnItsFirstChange() throws {
         let state = try Self.copyOfFixture()
         let today = CalendarDate(utcMillis: FormatFixtures.t0)
         let open = { () throws -> ProfileBook in
@@ -150,12 +150,14 @@ import StrapWorkout
         #expect(book.loadProblem == nil && book.athletes == ["alex", "default"])
         var patch = AthleteProfilePatch()
         patch.weight = .set(70)
+        patch.functionalThresholdPower = .set(250)
         try book.update("default", patch, today: today)
         let again = try open()
         #expect(again.profile("default")?.weight == 70 && again.profile("default")?.restingHeartRate == 48)
         #expect(again.profile("alex") == book.profile("alex"))
+        #expect(again.profile("default")?.functionalThresholdPower == 250)
         let raw = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: state + "/profiles.json"))) as? [String: Any]
-        #expect(raw?["version"] as? Int == 1)
+        #expect(raw?["version"] as? Int == ProfileBook.formatVersion && ProfileBook.formatVersion == 2)
     }
 
     // MARK: newer formats
@@ -214,9 +216,10 @@ import StrapWorkout
     @Test func aProfileBookOfANewerFormatIsRefusedNotMovedAside() throws {
         let state = try Self.copyOfFixture()
         let path = state + "/profiles.json"
-        try Data(#"{"version":2,"athletes":{"default":{"weight":70}}}"#.utf8).write(to: URL(fileURLWithPath: path))
+        let newer = ProfileBook.formatVersion + 1
+        try Data(#"{"version":\#(newer),"athletes":{"default":{"weight":70}}}"#.utf8).write(to: URL(fileURLWithPath: path))
         let before = try Self.snapshot(state)
-        #expect(throws: StrapError.newerFormat(NewerFormat(file: path, kind: "profile book", version: 2, supported: 1))) {
+        #expect(throws: StrapError.newerFormat(NewerFormat(file: path, kind: "profile book", version: newer, supported: ProfileBook.formatVersion))) {
             try ProfileBook(directory: state, today: CalendarDate(utcMillis: FormatFixtures.t0), load: DaemonFiles.read,
                             persist: DaemonFiles.replace, quarantine: DaemonFiles.quarantine)
         }

@@ -239,6 +239,19 @@ import Testing
         let unset = strapctl(h, "profile", "get", "--athlete", "ana", "vo2Max")
         #expect(unset.exitCode == ExitCode.noData && unset.stderr == "strapctl: vo2Max is not set in the profile (noData)\n")
 
+        // The FTP through the socket: set as ftp=, read back by either name, refused out of range.
+        let ftp = strapctl(h, "profile", "set", "--athlete", "ana", "ftp=250")
+        #expect(ftp.exitCode == 0 && ftp.stdout.contains("  functionalThresholdPower   250 W (power zones 1–6 up to 138, 188, 225, 263, 300, 375 W)\n"),
+                "\(ftp.stdout)")
+        #expect(strapctl(h, "profile", "get", "--athlete", "ana", "ftp").stdout == "250\n")
+        #expect(strapctl(h, "--json", "profile", "get", "--athlete", "ana", "functionalThresholdPower").stdout ==
+                #"{"id":1,"ok":true,"result":{"athlete":"ana","functionalThresholdPower":250}}"# + "\n")
+        let strong = strapctl(h, "profile", "set", "--athlete", "ana", "ftp=2500")
+        #expect(strong.exitCode == ExitCode.daemonError
+                && strong.stderr == "strapctl: functionalThresholdPower must be from 30 to 2000 W, got 2500 (invalidOption)\n")
+        #expect(strapctl(h, "profile", "set", "--athlete", "ana", "ftp=").exitCode == 0)
+        #expect(strapctl(h, "profile", "get", "--athlete", "ana", "ftp").exitCode == ExitCode.noData)
+
         // A sensor's settings are merged field by field, then cleared.
         let csc = "5E:1A:00:00:5B:00"
         #expect(strapctl(h, "profile", "set", "--athlete", "ana", "device.\(csc).wheelCircumference=2.105").exitCode == 0)

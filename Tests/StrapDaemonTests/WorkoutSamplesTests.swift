@@ -1,4 +1,5 @@
 import Foundation
+import StrapExport
 import StrapModel
 import StrapStore
 import Testing
@@ -56,5 +57,36 @@ import Testing
         // It comes out as soon as it is read, after samples that start later than it does.
         let i = try #require(out.firstIndex { $0.value == 91 })
         #expect(i > 0 && out[i - 1].start > out[i].start)
+    }
+
+    /// The saved workout's power figures come from the store's power samples of its devices,
+    /// per workout and per lap, and are `PowerAnalysis`'s over the active seconds.
+    @Test func theSavedWorkoutCarriesPowerFiguresFromTheStore() throws {
+        let dir = temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try Store.open(StoreConfig(directory: dir, sync: .none))
+        defer { store.close() }
+        let meter = Device(id: "AA:00:00:00:00:07", address: "AA:00:00:00:00:07", name: "meter")
+        let watts = (0..<900).map { Double(150 + ($0 * 13) % 200) }
+        try store.append(watts.enumerated().map { Sample(type: .cyclingPower, value: $1, start: Self.t0 + Millis($0) * 1000 + 200, device: meter) })
+        // Another meter's power is not the workout's.
+        try store.append([Sample(type: .cyclingPower, value: 2_000, start: Self.t0 + 5_200, device: Self.pod)])
+        try store.sync()
+        var w = Workout(activityType: "cycling", locationType: .indoor, start: Self.t0, end: Self.t0 + 900_000, deviceIDs: [meter.id],
+                        events: [.init(kind: "pause", time: Self.t0 + 100_000), .init(kind: "resume", time: Self.t0 + 160_000)],
+                        laps: [.init(start: Self.t0, end: Self.t0 + 300_000), .init(start: Self.t0 + 300_000, end: Self.t0 + 900_000)],
+                        summary: ["functionalThresholdPower": 240])
+        w.sessionID = UUID()
+        WorkoutSamples.addPower(to: &w, store: store)
+        let zones = try PowerZones(functionalThresholdPower: 240)
+        let session = PowerAnalysis(watts: Array(watts[0..<100] + watts[160..<900]))
+        #expect(w.summary["powerAverage"] == session.averagePower && w.summary["powerNormalized"] == session.normalizedPower)
+        #expect(w.summary["powerMaximum"] == 349 && w.summary["powerWork"] == session.work)
+        #expect(w.summary["powerTrainingStressScore"] == session.trainingStressScore(zones))
+        #expect(w.summary["powerBest600s"] == session.meanMaximalPower()[600] && w.summary["powerBest1200s"] == nil)
+        let lap2 = PowerAnalysis(watts: Array(watts[300..<900]))
+        #expect(w.laps[1].summary["powerIntensityFactor"] == lap2.intensityFactor(zones))
+        #expect(w.laps[1].summary["timeInPowerZone3"] == lap2.timeInZones(zones)[2])
+        #expect(w.info["powerReason"] == nil)
     }
 }

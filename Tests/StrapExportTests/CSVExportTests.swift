@@ -8,7 +8,7 @@ import StrapModel
     @Test func headerIsTheDocumentedOne() throws {
         #expect(CSVEncoder.header == "time,elapsed_s,lap,paused,heart_rate_bpm,rr_ms,cycling_speed_mps,cycling_cadence_rpm,"
                 + "cycling_distance_m,running_speed_mps,running_cadence_strides_per_min,stride_length_m,running_distance_m,"
-                + "active_energy_kcal\n")
+                + "active_energy_kcal,cycling_power_w,power_balance_left_pct\n")
         let w = ThirdPartyReaderTests.full.synthetic
         let text = String(decoding: try w.export(.csv), as: UTF8.self)
         #expect(text.hasPrefix(CSVEncoder.header))
@@ -22,7 +22,7 @@ import StrapModel
         #expect(rows.count == 600)
         #expect(rows.allSatisfy { $0.count == CSVEncoder.columns.count })
         // 2024-01-01T10:00:00Z, beat intervals 600 and 610 (1/1024 s) in second 0's series
-        #expect(rows[0] == ["2024-01-01T10:00:00.000Z", "0", "1", "0", "110", "595.703", "", "", "", "2.5", "82.5", "", "2.5", ""])
+        #expect(rows[0] == ["2024-01-01T10:00:00.000Z", "0", "1", "0", "110", "595.703", "", "", "", "2.5", "82.5", "", "2.5", "", "", ""])
         #expect(rows[1][5] == "590.82")                                  // 605/1024 s
         #expect(rows[9][13] == "1.5")                                   // energy, cumulative
         #expect(rows[100][4] == "129" && rows[104][4] == "129" && rows[105][4] == "")   // hole: held 5 s, then empty

@@ -63,7 +63,7 @@ import StrapSimulator
         try ThirdPartyReaders.verifyFIT(try scenario.synthetic.write(.fit, in: dir), expect: scenario.fitExpectation())
         try ThirdPartyReaders.verifyTCX(try scenario.synthetic.write(.tcx, in: dir), expect: scenario.tcxExpectation())
         let csv = String(decoding: try scenario.synthetic.export(.csv), as: UTF8.self).split(separator: "\n")
-        #expect(csv.count == 61 && csv[1] == "2024-01-01T10:00:00.000Z,0,1,0,,,,,,,,,,")
+        #expect(csv.count == 61 && csv[1] == "2024-01-01T10:00:00.000Z,0,1,0,,,,,,,,,,,,")
         try ThirdPartyReaders.verifyCSV(try scenario.synthetic.write(.csv, in: dir),
                                         expect: ["rows": 60, "laps": [1, 2], "paused": 0, "hr_rows": 0])
     }

@@ -24,6 +24,10 @@ import Testing
         #expect(await isNoData { _ = try await store.biologicalSex() })
         #expect(try await store.bodyMass() == 61.5)
         #expect(await isNoData { _ = try await store.height() })
+        #expect(await isNoData { _ = try await store.cyclingFunctionalThresholdPower() })
+        _ = try await store.request("profile.set", ["athlete": .string("default"),
+                                                    "profile": .object(["functionalThresholdPower": .int(265)])])
+        #expect(try await store.cyclingFunctionalThresholdPower() == 265)
 
         _ = try await store.request("profile.set", ["athlete": .string("default"),
                                                     "profile": .object(["dateOfBirth": .string("1994-03-02"),

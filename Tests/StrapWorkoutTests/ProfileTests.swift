@@ -63,6 +63,8 @@ import StrapModel
          "heartRateZones.bounds must ascend: 60 then 60"),
         (#"{"devices": {"D1:00:00:00:00:03": {"wheelCircumference": 21.05}}}"#,
          "devices[D1:00:00:00:00:03].wheelCircumference must be from 0.1 to 5 m, got 21.05"),
+        (#"{"functionalThresholdPower": 25}"#, "functionalThresholdPower must be from 30 to 2000 W, got 25"),
+        (#"{"functionalThresholdPower": 2500}"#, "functionalThresholdPower must be from 30 to 2000 W, got 2500"),
     ])
     func invalidValuesAreRefusedNamingTheField(json: String, message: String) throws {
         let original = W.male35
@@ -77,7 +79,8 @@ import StrapModel
 
     @Test func malformedPatchesAreRefused() {
         #expect(throws: StrapError.invalidOption("unknown profile field 'wieght'; fields are dateOfBirth, biologicalSex, weight, "
-            + "height, restingHeartRate, maximumHeartRate, lactateThresholdHeartRate, vo2Max, heartRateZones, devices")) {
+            + "height, restingHeartRate, maximumHeartRate, lactateThresholdHeartRate, vo2Max, heartRateZones, devices, "
+            + "functionalThresholdPower")) {
             try patch(#"{"wieght": 70}"#)
         }
         #expect(throws: StrapError.invalidOption("biologicalSex: 'unknown' is not one of female, male, other")) {
@@ -125,5 +128,35 @@ import StrapModel
         #expect(throws: StrapError.invalidOption("maximumHeartRate 90 must be above restingHeartRate 100")) {
             try lower.applying(try patch(#"{"restingHeartRate": 100}"#), today: Self.today)
         }
+    }
+
+    @Test func functionalThresholdPowerGivesCogganZonesAndIsNoDataUnset() throws {
+        #expect(throws: StrapError.noData("functionalThresholdPower is not set in the profile")) { try W.male35.powerZones() }
+        let p = try W.male35.applying(try patch(#"{"functionalThresholdPower": 250}"#), today: Self.today)
+        let zones = try p.powerZones()
+        #expect(zones.upperBounds == [137.5, 187.5, 225, 262.5, 300, 375])
+        #expect(zones.zone(of: 225) == 3 && zones.zone(of: 225.5) == 4 && zones.zone(of: 400) == 7)
+        #expect(String(decoding: try JSONEncoder().encode(AthleteProfile(functionalThresholdPower: 250)), as: UTF8.self)
+                == #"{"functionalThresholdPower":250}"#)
+        let cleared = try p.applying(try patch(#"{"functionalThresholdPower": null}"#), today: Self.today)
+        #expect(cleared.functionalThresholdPower == nil && cleared.weight == p.weight)
+    }
+
+    /// The saved workout carries the FTP in force at its start: its power figures and every
+    /// later export use that one, not one set since.
+    @Test func theWorkoutKeepsTheFTPOfItsStart() throws {
+        let f = EngineFixture()
+        var withFTP = W.male35
+        withFTP.functionalThresholdPower = 260
+        f.profiles = ["default": withFTP]
+        let id = try f.engine.start(WorkoutConfiguration(activityType: .cycling, deviceIDs: [W.strap.id]), connectedDevices: []).id
+        withFTP.functionalThresholdPower = 300
+        f.profiles = ["default": withFTP]
+        f.clock.now = W.t0 + 60_000
+        #expect(try f.engine.end(id).summary["functionalThresholdPower"] == 260)
+        f.profiles = ["default": W.male35]
+        let other = try f.engine.start(WorkoutConfiguration(activityType: .cycling, deviceIDs: [W.strap.id]), connectedDevices: []).id
+        f.clock.now += 60_000
+        #expect(try f.engine.end(other).summary["functionalThresholdPower"] == nil)
     }
 }

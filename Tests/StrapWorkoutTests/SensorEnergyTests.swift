@@ -87,4 +87,37 @@ import StrapIngest
         let counted7 = b.add(W.hr(130, W.t0 + 2000, renamed))
         #expect(counted7)
     }
+
+    /// A power meter's work over 24 % gross efficiency replaces the strap's energy and the
+    /// estimate: each reading stands for the span since the previous one (5 s cap), pauses and
+    /// dropouts add nothing, laps get their part.
+    @Test func powerReplacesTheStrapsEnergyAndTheEstimate() {
+        let meter = Device(id: "AA:00:00:00:00:07", address: "AA:00:00:00:00:07", name: "meter")
+        var b = LiveWorkoutBuilder()
+        b.apply(.started(time: W.t0, deviceIDs: [W.strap.id, meter.id], profile: W.male35))
+        for s in W.steadyHR(150, from: W.t0, to: W.t0 + 60_000) { b.add(s) }
+        b.add(W.sensorEnergy(2.5, W.t0 + 5000, W.t0 + 10_000))
+        #expect(b.statistics(session: UUID(), state: .running, at: W.t0 + 10_000).activeEnergySource == "sensor")
+        let power = { (s: Int, w: Double) in Sample(type: .cyclingPower, value: w, start: W.t0 + Millis(s) * 1000, device: meter) }
+        // 200 W each second for 20 s; a lap at 20 s; a 30 s dropout; 300 W at 50…60 s (the
+        // first of those stands for 5 s only); a paused stretch counts nothing.
+        var counted = 0
+        for s in 1...20 where b.add(power(s, 200)) { counted += 1 }
+        #expect(counted == 20)
+        b.apply(.lap(time: W.t0 + 20_000, metadata: [:]))
+        for s in 50...60 { b.add(power(s, 300)) }
+        b.apply(.paused(time: W.t0 + 60_000))
+        let whilePaused = b.add(power(61, 400))
+        #expect(!whilePaused)
+        let st = b.statistics(session: UUID(), state: .paused, at: W.t0 + 60_000)
+        let kcal = { (joules: Double) in joules / 4_184 / 0.24 }
+        #expect(st.activeEnergySource == "power")
+        #expect(st.totals.activeEnergy!.isClose(to: kcal(20 * 200 + 15 * 300), within: 1e-9))
+        #expect(st.laps[0].figures.activeEnergy!.isClose(to: kcal(20 * 200), within: 1e-9))
+        #expect(st.laps[1].figures.activeEnergy!.isClose(to: kcal(15 * 300), within: 1e-9))
+        // Another meter's power is not counted (one device per figure).
+        let other = Device(id: "AA:00:00:00:00:08", address: "AA:00:00:00:00:08", name: "other")
+        let fromOther = b.add(Sample(type: .cyclingPower, value: 500, start: W.t0 + 30_000, device: other))
+        #expect(!fromOther)
+    }
 }

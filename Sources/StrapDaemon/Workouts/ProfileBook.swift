@@ -7,7 +7,7 @@ import Synchronization
 /// the new book, never a torn one:
 ///
 /// ```json
-/// {"version":1,"profiles":{"default":{"weight":72.5,"dateOfBirth":"1990-04-01"}}}
+/// {"version":2,"profiles":{"default":{"weight":72.5,"dateOfBirth":"1990-04-01"}}}
 /// ```
 public final class ProfileBook: Sendable {
     /// Writes the whole file atomically (temp, fsync, rename, fsync the directory).
@@ -63,8 +63,13 @@ public final class ProfileBook: Sendable {
         profiles = Mutex(loaded)
     }
 
-    /// The format version this build writes and reads (docs/storage.md, "Format versions").
-    public static let formatVersion = 1
+    /// The format version this build writes, and the newest it reads (docs/storage.md, "Format
+    /// versions"). Version 2 added `functionalThresholdPower`: 0.1.0 decodes a profile leniently
+    /// and would drop the FTP on its next write, so it must refuse a version 2 book instead.
+    public static let formatVersion = 2
+    /// Every version ever shipped, all read: a version 1 book (0.1.0) loads as it is and is
+    /// written as version 2 on its first change.
+    public static let readableVersions = 1...formatVersion
 
     /// The version the file claims when it is above `formatVersion`; nil for anything else
     /// (a book this build reads, or one that does not decode: that is damage, moved aside).
@@ -79,7 +84,9 @@ public final class ProfileBook: Sendable {
         do { file = try JSONDecoder().decode(File.self, from: Data(bytes)) } catch {
             throw .invalidOption("not a valid profile book (\(error))")
         }
-        guard file.version == formatVersion else { throw .invalidOption("version \(file.version); this strapd reads version \(formatVersion)") }
+        guard readableVersions.contains(file.version) else {
+            throw .invalidOption("version \(file.version); this strapd reads versions \(readableVersions.lowerBound) to \(formatVersion)")
+        }
         for (athlete, p) in file.profiles {
             // A birth date that was valid when written stays valid; only its shape is checked.
             do throws(StrapError) { try p.validate(today: max(today, p.dateOfBirth ?? today)) } catch {

@@ -65,6 +65,27 @@ public enum WorkoutSamples {
         workout.info["hrvMethod"] = report.method
         if let d = report.deviceID { workout.info["hrvDevice"] = d }
     }
+
+    /// The saved workout's power figures (docs/workouts.md "Power figures"), the workout's and
+    /// each lap's, when its devices measured power; what the exports compute the same way.
+    static func addPower(to workout: inout Workout, store: Store) {
+        let samples: TimeOrderedSamples
+        do throws(StrapError) {
+            samples = try inTimeOrder(store, devices: workout.deviceIDs, types: [.cyclingPower], range: span(of: workout),
+                                      lookBehind: 0)
+        } catch {
+            workout.info["powerReason"] = "the power samples could not be read: \(error)"
+            return
+        }
+        do throws(ExportError) {
+            guard let figures = try WorkoutPower.figures(workout, samples: samples) else { return }
+            WorkoutPower.add(figures, to: &workout)
+        } catch {
+            // A workout without a second (end not after start) has no power to speak of.
+            if case .invalidWorkout = error { return }
+            workout.info["powerReason"] = "the power figures could not be computed: \(error)"
+        }
+    }
 }
 
 /// A store scan (commit order) put in ascending (start, anchor) order through a min-heap that
@@ -178,6 +199,7 @@ final class HRVAddingJournal: WorkoutJournal {
         // flushed the pipeline into it).
         try? store.sync()
         WorkoutSamples.addHRV(to: &w, store: store)
+        WorkoutSamples.addPower(to: &w, store: store)
         return try file.save(w, session: session)
     }
 

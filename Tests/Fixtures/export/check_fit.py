@@ -14,6 +14,11 @@ EXPECT.json (every key optional):
   events         [[event, event_type, unix_seconds], ...]
   sensors        number of device_info messages for sensors (device_index >= 1)
   local_offset   activity.local_timestamp - activity.timestamp (s)
+  record_power   [[unix_seconds, power, accumulated_power, left_right_balance], ...] every record,
+                 null where the record has no such field (both readers must read the same)
+Power figures in laps and session (optional keys): avg_power, max_power, np (normalized_power),
+work (total_work, J); session only: tss, if (intensity_factor), ftp (threshold_power),
+power_zones (time_in_power_zone, s).
 A key whose expected value is null must be absent (invalid) in the file.
 Prints a JSON summary on stdout; exits 1 listing every mismatch on stderr.
 """
@@ -75,7 +80,10 @@ def compare_segment(kind, got, want):
              ("timer", "total_timer_time", 0.0015), ("distance", "total_distance", 0.015),
              ("calories", "total_calories", 0), ("avg_hr", "avg_heart_rate", 0), ("max_hr", "max_heart_rate", 0),
              ("min_hr", "min_heart_rate", 0), ("num_laps", "num_laps", 0), ("sport", "sport", 0),
-             ("sub_sport", "sub_sport", 0), ("avg_speed", "avg_speed", 0.0015), ("avg_cadence", "avg_cadence", 0)]
+             ("sub_sport", "sub_sport", 0), ("avg_speed", "avg_speed", 0.0015), ("avg_cadence", "avg_cadence", 0),
+             ("avg_power", "avg_power", 0), ("max_power", "max_power", 0), ("np", "normalized_power", 0),
+             ("work", "total_work", 0), ("tss", "training_stress_score", 0.05), ("if", "intensity_factor", 0.0005),
+             ("ftp", "threshold_power", 0)]
     for key, field, tol in pairs:
         if key not in want:
             continue
@@ -101,8 +109,9 @@ def main(path, expect_path):
 
     # Both readers read the same records and laps.
     check(len(fd["record"]) == len(records), f"fitdecode read {len(fd['record'])} records, the SDK {len(records)}")
+    power_fields = ("power", "accumulated_power", "left_right_balance")
     for a, b in zip(records, fd["record"]):
-        if a.get("heart_rate") != b.get("heart_rate"):
+        if a.get("heart_rate") != b.get("heart_rate") or any(a.get(k) != b.get(k) for k in power_fields):
             problems.append(f"readers disagree on a record: {a} / {b}")
             break
     check(len(fd["lap"]) == len(laps), "readers disagree on the lap count")
@@ -123,6 +132,14 @@ def main(path, expect_path):
         check(len(records) == expect["record_count"], f"{len(records)} records, expected {expect['record_count']}")
     times = [r.get("timestamp") for r in records]
     check(all(a < b for a, b in zip(times, times[1:])), "record timestamps do not increase")
+    if "record_power" in expect:
+        got = [[unix(r.get("timestamp"))] + [r.get(k) for k in power_fields] for r in records]
+        want = expect["record_power"]
+        check(len(got) == len(want), f"{len(got)} records, expected {len(want)} (power)")
+        for i, (g, w) in enumerate(zip(got, want)):
+            if g != w:
+                problems.append(f"record {i} [time, power, accumulated_power, left_right_balance]: file {g}, expected {w}")
+                break
     if "distance_last" in expect and records:
         check(close(records[-1].get("distance"), expect["distance_last"], 0.015),
               f"last record distance {records[-1].get('distance')}, expected {expect['distance_last']}")
@@ -138,6 +155,12 @@ def main(path, expect_path):
             check(isinstance(got, (list, tuple)) and len(got) == len(want)
                   and all(close(g, w, 0.0015) for g, w in zip(got, want)),
                   f"session time_in_hr_zone: file {got!r}, expected {want!r}")
+        if "power_zones" in expect["session"]:
+            got = sessions[0].get("time_in_power_zone")
+            want = expect["session"]["power_zones"]
+            check(isinstance(got, (list, tuple)) and len(got) == len(want)
+                  and all(close(g, w, 0.0015) for g, w in zip(got, want)),
+                  f"session time_in_power_zone: file {got!r}, expected {want!r}")
         if activities:
             check(close(activities[0].get("total_timer_time"), expect["session"].get("timer"), 0.0015),
                   "activity total_timer_time differs from the session's")

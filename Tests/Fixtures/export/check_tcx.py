@@ -13,6 +13,8 @@ EXPECT.json (every key optional):
   hr_max         the largest trackpoint heart rate
   laps           [{start (RFC 3339 text), total_time_s, distance, calories, avg_hr, max_hr, trackpoints}, ...]
   notes          the Activity's Notes text (after XML unescaping)
+  watts          every trackpoint's TPX Watts, in order (null where it has none)
+  lap_watts      [[AvgWatts, MaxWatts] or null, ...] each lap's LX power
 Also checks the TrainingCenterDatabase v2 element order of Lap and Trackpoint children.
 Prints a JSON summary; exits 1 listing every mismatch on stderr.
 """
@@ -30,6 +32,9 @@ LAP_REQUIRED = ["TotalTimeSeconds", "DistanceMeters", "Calories", "Intensity", "
 POINT_ORDER = ["Time", "Position", "AltitudeMeters", "DistanceMeters", "HeartRateBpm", "Cadence", "SensorState",
                "Extensions"]
 ACTIVITY_ORDER = ["Id", "Lap", "Notes", "Training", "Creator", "Extensions"]
+AX = "{http://www.garmin.com/xmlschemas/ActivityExtension/v2}"
+TPX_ORDER = ["Speed", "RunCadence", "Watts", "Extensions"]
+LX_ORDER = ["AvgSpeed", "MaxBikeCadence", "AvgRunCadence", "MaxRunCadence", "Steps", "AvgWatts", "MaxWatts", "Extensions"]
 problems = []
 
 
@@ -65,7 +70,14 @@ def main(path, expect_path):
     in_order(list(activity), ACTIVITY_ORDER, "Activity")
     laps = activity.findall(f"{NS}Lap")
     points = []
+    watts = []
+    lap_watts = []
     for i, lap in enumerate(laps):
+        for lx in lap.findall(f"{NS}Extensions/{AX}LX"):
+            check([c.tag[len(AX):] for c in lx] == [n for n in LX_ORDER if lx.find(AX + n) is not None],
+                  f"Lap {i}: LX elements out of schema order: {[c.tag for c in lx]}")
+        avg_w, max_w = lap.find(f"{NS}Extensions/{AX}LX/{AX}AvgWatts"), lap.find(f"{NS}Extensions/{AX}LX/{AX}MaxWatts")
+        lap_watts.append(None if avg_w is None else [int(avg_w.text), int(max_w.text) if max_w is not None else None])
         names = in_order(list(lap), LAP_ORDER, f"Lap {i}")
         for required in LAP_REQUIRED:
             check(required in names, f"Lap {i}: no {required}")
@@ -74,6 +86,11 @@ def main(path, expect_path):
             check(len(tps) > 0, f"Lap {i}: an empty Track")
             for tp in tps:
                 in_order(list(tp), POINT_ORDER, "Trackpoint")
+                for tpx in tp.findall(f"{NS}Extensions/{AX}TPX"):
+                    check([c.tag[len(AX):] for c in tpx] == [n for n in TPX_ORDER if tpx.find(AX + n) is not None],
+                          f"TPX elements out of schema order: {[c.tag for c in tpx]}")
+                w = tp.find(f"{NS}Extensions/{AX}TPX/{AX}Watts")
+                watts.append(int(w.text) if w is not None else None)
                 hr = tp.find(f"{NS}HeartRateBpm/{NS}Value")
                 points.append([unix(tp.find(f"{NS}Time").text), int(hr.text) if hr is not None else None])
 
@@ -127,6 +144,15 @@ def main(path, expect_path):
             # them rounded: they agree to within rounding.
             check(w["avg_hr"] is not None and abs(lap.hr_avg - w["avg_hr"]) <= 0.5 + 1e-9,
                   f"lap {i}: AverageHeartRateBpm {w['avg_hr']} but tcxreader's trackpoint mean is {lap.hr_avg}")
+    if "watts" in expect:
+        check(watts == expect["watts"], "watts differ: " + next(
+            (f"#{i}: file {a}, expected {b}" for i, (a, b) in enumerate(zip(watts, expect["watts"])) if a != b),
+            f"{len(watts)} in the file, {len(expect['watts'])} expected"))
+        # tcxreader reads the TPX extension into each trackpoint's tpx_ext.
+        read = [tp.tpx_ext.get("Watts") if tp.tpx_ext else None for tp in exercise.trackpoints]
+        check([None if v is None else int(v) for v in read] == watts, f"tcxreader watts differ from the XML's: {read[:5]}…")
+    if "lap_watts" in expect:
+        check(lap_watts == expect["lap_watts"], f"lap watts: file {lap_watts}, expected {expect['lap_watts']}")
     if "notes" in expect:
         notes = activity.find(f"{NS}Notes")
         check(notes is not None and notes.text == expect["notes"], f"Notes {None if notes is None else notes.text!r}")
