@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import StrapExport
 import StrapModel
 import StrapWire
 
@@ -12,6 +13,8 @@ enum PlanCommands {
                strapctl plan save FILE|- [--uuid UUID]   save a plan (JSON); --uuid replaces that plan
                strapctl plan show UUID                    its steps, blocks unrolled
                strapctl plan delete UUID
+               strapctl plan export UUID FILE.fit         as a FIT workout file (Garmin's format)
+               strapctl plan import FILE.fit [--uuid UUID] a FIT workout file saved as a plan
         A plan: {"name", "activity", "warmup"?, "blocks": [{"iterations", "steps": [{"purpose":
         "work"|"recovery", "goal"?: {"time": s}|{"distance": m}|{"open": true}, "target"?:
         {"power": {"watts"|"percentFTP": [lo, hi]}}|{"heartRate": {"bpm": [lo, hi]}|{"zone": n}}|
@@ -27,6 +30,8 @@ enum PlanCommands {
         case "save": return try save(rest, ctx)
         case "show", "get": return try show(rest, ctx)
         case "delete": return try delete(rest, ctx)
+        case "export": return try export(rest, ctx)
+        case "import": return try importFIT(rest, ctx)
         case "help", "--help", "-h":
             ctx.sink.print(usage)
             return ExitCode.success
@@ -73,6 +78,40 @@ enum PlanCommands {
             throw ClientError.malformed("plan.get answered a plan this strapctl cannot read: \(error)")
         }
         for line in lines(plan) { ctx.sink.print(line) }
+        return ExitCode.success
+    }
+
+    static func export(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
+        let a = try Arguments(args, options: [], flags: [])
+        guard a.positional.count == 2 else { throw UsageError(message: "plan export takes a plan UUID and a file name") }
+        let r = try ctx.call("plan.get", ["uuid": .string(a.positional[0])], echo: false)
+        guard let planJSON = r.object("plan") else { throw ClientError.malformed("plan.get answered without a plan") }
+        let plan: WorkoutPlan
+        do { plan = try JSONDecoder().decode(WorkoutPlan.self, from: Data(JSONWriter.bytes(.object(planJSON)))) } catch {
+            throw ClientError.malformed("plan.get answered a plan this strapctl cannot read: \(error)")
+        }
+        let now = Int64(time(nil)) * 1000
+        let bytes = FITWorkoutFile.encode(plan, created: now)
+        guard FileManager.default.createFile(atPath: a.positional[1], contents: Data(bytes)) else {
+            throw ClientError.io("cannot write \(a.positional[1]): \(String(cString: strerror(errno)))")
+        }
+        if !ctx.json { ctx.sink.print("wrote \(a.positional[1]) (\(bytes.count) bytes, \(plan.expandedSteps.count) steps)") }
+        return ExitCode.success
+    }
+
+    static func importFIT(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
+        let a = try Arguments(args, options: ["uuid"], flags: [])
+        let file = try a.single("FIT workout file")
+        let plan: WorkoutPlan
+        do { plan = try FITWorkoutFile.decode(try read(file)) } catch let e as FITWorkoutFile.Failure {
+            throw UsageError(message: "\(file): \(e)", showsUsage: false)
+        }
+        let encoder = JSONEncoder()
+        let json = try JSONParser.parse(Array(try encoder.encode(plan)))
+        var params: JSONObject = ["plan": json]
+        if let uuid = a.value("uuid") { params["uuid"] = .string(uuid) }
+        let r = try ctx.call("plan.save", params)
+        if !ctx.json { ctx.sink.print("saved \(r.string("uuid") ?? "-")") }
         return ExitCode.success
     }
 

@@ -108,6 +108,19 @@ import StrapWire
         #expect(refused.exitCode != 0 && refused.stderr.contains("blocks[0].iterations must be 1 to 100"), "\(refused.stderr)")
         #expect(ctl(["plan", "save", "/nonexistent/plan.json"]).stderr.contains("cannot read /nonexistent/plan.json"))
 
+        // As a FIT workout file and back (the file itself is checked by Garmin's SDK in
+        // FITWorkoutFileTests): imported, it is the same plan under a new UUID.
+        let fit = temporaryDirectory() + "/plan.fit"
+        let exported = ctl(["plan", "export", uuid, fit])
+        #expect(exported.exitCode == 0 && exported.stdout.contains("9 steps"), "\(exported.stderr)")
+        let imported = ctl(["plan", "import", fit])
+        #expect(imported.exitCode == 0, "\(imported.stderr)")
+        let second = try #require(imported.stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) })
+        #expect(second != uuid)
+        #expect(ctl(["plan", "show", second]).stdout == show.stdout)
+        #expect(ctl(["plan", "import", bad]).stderr.contains("not a FIT file"))
+        #expect(ctl(["plan", "delete", second]).exitCode == 0)
+
         #expect(ctl(["plan", "delete", uuid]).exitCode == 0)
         #expect(ctl(["plan", "list"]).stdout.contains("no saved plans"))
     }
