@@ -12,7 +12,7 @@ help:
 	@echo "make release   release build"
 	@echo "make test      the whole test suite (what .ci/run runs)"
 	@echo "make torture   the store's crash/corruption tests at full counts (STRAP_TORTURE=1)"
-	@echo "make demo      the main job: see README"
+	@echo "make demo      the main job: see README (with strapd-web's dashboard; DEMO_WEB_PORT, default 0: a free port)"
 	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make bench-bleak  strapd beside the lab's bleak + SQLite logger on this host (mock BlueZ, no VM); BLEAK_SECS"
@@ -73,7 +73,8 @@ demo-mqtt: deps
 	scripts/mqtt-demo.sh
 
 # Installs into DESTDIR (packaging) or / : static-stdlib release binaries, units, sysusers,
-# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g (and libmosquitto1 for [mqtt]).
+# tmpfiles, udev rule, man pages. Binaries need only glibc, libsystemd0, libbluetooth3, zlib1g (and libmosquitto1 for [mqtt]);
+# strapd-web libmicrohttpd12 too. Its units are installed, not enabled (docs/web.md, "Under systemd").
 BINDIR     ?= $(PREFIX)/bin
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR?= /usr/lib/sysusers.d
@@ -83,14 +84,16 @@ MANDIR     ?= $(PREFIX)/share/man
 install:
 	$(SWIFT) build -c release --static-swift-stdlib --product strapd
 	$(SWIFT) build -c release --static-swift-stdlib --product strapctl
+	$(SWIFT) build -c release --static-swift-stdlib --product strapd-web
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(TMPFILESDIR) \
 	  $(DESTDIR)$(UDEVDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)/etc/strapd
-	install -m 0755 -s .build/release/strapd .build/release/strapctl $(DESTDIR)$(BINDIR)/
-	install -m 0644 systemd/strapd.service systemd/strapd.socket $(DESTDIR)$(UNITDIR)/
+	install -m 0755 -s .build/release/strapd .build/release/strapctl .build/release/strapd-web $(DESTDIR)$(BINDIR)/
+	install -m 0644 systemd/strapd.service systemd/strapd.socket systemd/strapd-web.service systemd/strapd-web.socket \
+	  $(DESTDIR)$(UNITDIR)/
 	install -m 0644 systemd/sysusers.d/strapd.conf $(DESTDIR)$(SYSUSERSDIR)/strapd.conf
 	install -m 0644 systemd/tmpfiles.d/strapd.conf $(DESTDIR)$(TMPFILESDIR)/strapd.conf
 	install -m 0644 udev/60-strapd.rules $(DESTDIR)$(UDEVDIR)/
-	install -m 0644 docs/man/strapctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 docs/man/strapctl.1 docs/man/strapd-web.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 docs/man/strapd.conf.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 0644 docs/man/strapd.8 $(DESTDIR)$(MANDIR)/man8/
 	[ -e $(DESTDIR)/etc/strapd/strapd.conf ] || install -m 0644 docs/strapd.conf.example $(DESTDIR)/etc/strapd/strapd.conf

@@ -30,7 +30,8 @@ fi
 
 contents=$(dpkg-deb -c "$deb" | awk '{print $NF}')
 missing=
-for f in usr/bin/strapd usr/bin/strapctl lib/systemd/system/strapd.service lib/systemd/system/strapd.socket \
+for f in usr/bin/strapd usr/bin/strapctl usr/bin/strapd-web lib/systemd/system/strapd.service lib/systemd/system/strapd.socket \
+	lib/systemd/system/strapd-web.service lib/systemd/system/strapd-web.socket usr/share/man/man1/strapd-web.1.gz \
 	usr/lib/sysusers.d/strapd.conf usr/lib/tmpfiles.d/strapd.conf lib/udev/rules.d/60-strapd.rules \
 	etc/strapd/strapd.conf usr/share/man/man1/strapctl.1.gz usr/share/man/man5/strapd.conf.5.gz \
 	usr/share/man/man8/strapd.8.gz usr/share/doc/strapd/copyright usr/share/doc/strapd/changelog.gz; do
@@ -42,7 +43,8 @@ check conffile "$([ "$conffiles" = /etc/strapd/strapd.conf ] && echo OK || echo 
 field() { dpkg-deb -f "$deb" "$1"; }
 depends=$(field Depends)
 check control "$([ "$(field Version)" = "$version" ] && [ "$(field Package)" = strapd ] &&
-	grep -q 'systemd,' <<< "$depends" && grep -q libsystemd0 <<< "$depends" && ! grep -qi swift <<< "$depends" && echo OK || echo FAIL)" \
+	grep -q 'systemd,' <<< "$depends" && grep -q libsystemd0 <<< "$depends" && grep -q libmicrohttpd12 <<< "$depends" &&
+	! grep -qi swift <<< "$depends" && echo OK || echo FAIL)" \
 	"Version $(field Version), Depends: $depends"
 
 # The maintainer scripts' order and rules (docs/packaging.md "Maintainer scripts").
@@ -52,20 +54,47 @@ dirs=$(grep -n 'systemd-tmpfiles' <<< "$postinst" | head -1 | cut -d: -f1)
 check postinst "$([ -n "$users" ] && [ -n "$dirs" ] && [ "$users" -lt "$dirs" ] &&
 	grep -q "enable 'strapd.service'" <<< "$postinst" && grep -q "_dh_action=restart" <<< "$postinst" && echo OK || echo FAIL)" \
 	"sysusers at line ${users:-none}, tmpfiles at ${dirs:-none}; enables and (re)starts the service"
+# strapd-web is installed, not enabled (docs/web.md, "Under systemd"). dh_installsystemd
+# --no-enable still writes an enable, but only inside `debian-installed` (an upgrade) and
+# `was-enabled` (the administrator had enabled it): a first install enables nothing.
+web_enables=$(grep -B2 "deb-systemd-helper enable 'strapd-web" <<< "$postinst" | grep -c "was-enabled 'strapd-web")
+check web-units-not-enabled "$(grep -q "debian-installed 'strapd-web.service'" <<< "$postinst" &&
+	grep -q "debian-installed 'strapd-web.socket'" <<< "$postinst" && [ "$web_enables" -eq 2 ] &&
+	[ "$(grep -c "deb-systemd-helper enable 'strapd-web" <<< "$postinst")" -eq 2 ] && echo OK || echo FAIL)" \
+	"an enable of strapd-web's units only where they were enabled before an upgrade"
 prerm=$(dpkg-deb -I "$deb" prerm)
 check prerm-stops-on-remove-only "$(grep -q '"$1" = remove' <<< "$prerm" && ! grep -q 'upgrade' <<< "$prerm" && echo OK || echo FAIL)" \
 	"an upgrade leaves strapd running until the new postinst restarts it"
 postrm=$(dpkg-deb -I "$deb" postrm)
 check postrm-purge-only "$(awk '/^purge\)/{p=1} p&&/rm -rf \/var\/lib\/strapd/{print; exit}' <<< "$postrm" | grep -q . && echo OK || echo FAIL)" \
 	"rm -rf /var/lib/strapd under purge) only"
+check postrm-purges-web-state "$(awk '/^purge\)/{p=1} p&&/rm -rf \/var\/lib\/strapd-web \/var\/lib\/private\/strapd-web/{print; exit}' <<< "$postrm" | grep -q . && echo OK || echo FAIL)" \
+	"strapd-web's token goes with a purge, through its DynamicUser= symlink and the private directory"
 
 # The packaged binaries run without the Swift toolchain and search no private library path.
 T=$(mktemp -d)
 dpkg-deb -x "$deb" "$T"
-needed=$(readelf -d "$T/usr/bin/strapd" "$T/usr/bin/strapctl")
+needed=$(readelf -d "$T/usr/bin/strapd" "$T/usr/bin/strapctl" "$T/usr/bin/strapd-web")
 check binaries "$(! grep -qE 'RUNPATH|RPATH|libswift|libFoundation' <<< "$needed" &&
 	[ "$(env -i PATH=/usr/bin:/bin "$T/usr/bin/strapd" --version 2>&1 | grep -c "$version")" -ge 1 ] && echo OK || echo FAIL)" \
 	"$(env -i PATH=/usr/bin:/bin "$T/usr/bin/strapd" --version 2>&1 | head -1); no RUNPATH, no Swift library needed"
+check strapd-web-runs "$(env -i PATH=/usr/bin:/bin "$T/usr/bin/strapd-web" --help 2>&1 | grep -q '^usage: strapd-web' && echo OK || echo FAIL)" \
+	"the extracted strapd-web --help runs with an empty environment"
+# The grant: strapd-web.service's primary group exists (sysusers.d) and the shipped
+# strapd.conf grants it read (docs/web.md, "The grant").
+group=$(sed -n 's/^Group=//p' "$T/lib/systemd/system/strapd-web.service")
+check web-grant "$([ -n "$group" ] && grep -qE "^g +$group " "$T/usr/lib/sysusers.d/strapd.conf" &&
+	grep -qx "read = group:$group" "$T/etc/strapd/strapd.conf" && grep -qx 'DynamicUser=yes' "$T/lib/systemd/system/strapd-web.service" && echo OK || echo FAIL)" \
+	"DynamicUser=yes, Group=${group:-none}, in sysusers.d and granted read in strapd.conf"
+# The packaged units as systemd reads them (an unknown key or a bad value is a warning, so
+# any output fails), the ExecStart= pointed at the extracted binary.
+if command -v systemd-analyze > /dev/null; then
+	mkdir "$T/verify"
+	cp "$T/lib/systemd/system/strapd-web.socket" "$T/verify/"
+	sed "s|^ExecStart=/usr/bin/|ExecStart=$T/usr/bin/|" "$T/lib/systemd/system/strapd-web.service" > "$T/verify/strapd-web.service"
+	verify=$(systemd-analyze verify --man=no "$T/verify/strapd-web.socket" "$T/verify/strapd-web.service" 2>&1)
+	check web-units-verify "$([ -z "$verify" ] && echo OK || echo FAIL)" "${verify:-systemd-analyze verify: nothing to say}"
+fi
 rm -rf "$T"
 echo "deb: $passed passed, $failed failed ($(( $(date +%s) - start )) s)"
 [ "$failed" -eq 0 ]

@@ -46,7 +46,7 @@ else
 	# progress, another commit) the snapshot builds in its own .build.
 	if [ "$commit" = "$(git rev-parse HEAD)" ] && [ -z "$(git status --porcelain --untracked-files=no)" ] &&
 		[ "${DEB_OWN_BUILD:-0}" != 1 ]; then
-		for p in strapd strapctl; do
+		for p in strapd strapctl strapd-web; do
 			"${SWIFT:-swift}" build -c release --static-swift-stdlib --disable-local-rpath --product $p > "$dir/swift-build.log" 2>&1 ||
 				{ tail -n 20 "$dir/swift-build.log" >&2; echo "deb: the release build failed" >&2; exit 1; }
 		done

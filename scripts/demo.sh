@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 # The main job: strapd on simulated sensors (real GATT bytes through the real pipeline),
 # watched live with strapctl, a short workout session run through strapctl (shown with its
-# heart-rate chart, its HRV, exported as FIT), then statistics of what was recorded. No root,
-# no hardware.
+# heart-rate chart, its HRV, exported as FIT), then statistics of what was recorded; strapd-web
+# in front of it the whole time, its dashboard URL printed (and opened where there is a
+# display). No root, no hardware.
 #   DEMO_SECONDS=20 (how long to watch)   DEMO_SENSORS=3 (simulated sensors)
+#   DEMO_WEB_PORT=0 (strapd-web's loopback port; 0: a free one, as 8420 may be taken)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${DEMO_SECONDS:-20}
 SENSORS=${DEMO_SENSORS:-3}
-echo "building strapd and strapctl..."
+WEB_PORT=${DEMO_WEB_PORT:-0}
+echo "building strapd, strapctl and strapd-web..."
 swift build --product strapd >/dev/null
 swift build --product strapctl >/dev/null
+swift build --product strapd-web >/dev/null
 BIN=.build/debug
 DIR=$(mktemp -d /tmp/strapd-demo.XXXXXX)
 SOCK=$DIR/strapd.sock
 cleanup() {
+  [ -n "${WEBPID:-}" ] && kill -TERM "$WEBPID" 2>/dev/null && wait "$WEBPID" 2>/dev/null || true
   [ -n "${PID:-}" ] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
   rm -rf "$DIR"
 }
@@ -26,6 +31,23 @@ PID=$!
 for _ in $(seq 50); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || { echo "strapd did not start:"; cat "$DIR/strapd.log"; exit 1; }
 export STRAPD_SOCKET=$SOCK
+
+# strapd-web as the same user as strapd, so strapd grants it everything; under systemd it is
+# its own dynamic user with [access]'s read (docs/web.md).
+mkdir -m 0700 "$DIR/web"
+"$BIN/strapd-web" --listen "127.0.0.1:$WEB_PORT" --socket "$SOCK" --state-dir "$DIR/web" 2> "$DIR/strapd-web.log" &
+WEBPID=$!
+for _ in $(seq 50); do [ -s "$DIR/web/url" ] && break; sleep 0.1; done
+if URL=$("$BIN/strapctl" web url --state-dir "$DIR/web" 2>&1); then
+  echo
+  echo "== strapd-web: the live dashboard while the demo runs (strapctl web url --state-dir $DIR/web):"
+  echo "   $URL"
+  if { [ -n "${DISPLAY:-}" ] || [ -n "${WAYLAND_DISPLAY:-}" ]; } && command -v xdg-open > /dev/null; then
+    xdg-open "$URL" > /dev/null 2>&1 || echo "   (xdg-open failed: open it by hand)"
+  fi
+else
+  echo "strapd-web did not start ($URL):"; cat "$DIR/strapd-web.log"; exit 1
+fi
 
 echo
 echo "== strapd --simulate=$SENSORS running (state in $DIR); watching live for ${SECS}s"
@@ -75,8 +97,13 @@ echo "== heart rate per minute (a statistics collection)"
 echo
 echo "== strapctl status"
 "$BIN/strapctl" status
+kill -TERM "$WEBPID"; wait "$WEBPID" 2>/dev/null || true
+WEBPID=
 kill -TERM "$PID"; wait "$PID" 2>/dev/null || true
 PID=
 echo
 echo "== strapd log"
 cat "$DIR/strapd.log"
+echo
+echo "== strapd-web log (the dashboard is gone with it)"
+cat "$DIR/strapd-web.log"

@@ -25,6 +25,8 @@ public enum Strapctl {
           profile get [--athlete NAME] FIELD            one field (exit 6 when unset)
           plan list|save|show|delete ...                structured workouts (see strapctl plan help)
           decode CHAR HEX...      decode one GATT packet offline (see strapctl decode --help)
+          web url [--state-dir DIR]
+                                  strapd-web's dashboard URL with its token (root: the token is secret)
           help                    this text
         TIME is RFC 3339, now, or relative: -15m, -2h, -1d. The socket is $STRAPD_SOCKET or
         /run/strapd/strapd.sock unless --socket is given.
@@ -63,7 +65,8 @@ public enum Strapctl {
         let rest = Array(args.dropFirst())
         let context = CommandContext(socket: socket, json: json, sink: sink, interrupts: interrupts, environment: environment)
         // A usage error of a command family shows that family's usage.
-        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage, "plan": PlanCommands.usage][command] ?? usage
+        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage, "plan": PlanCommands.usage,
+                            "web": WebCommands.usage][command] ?? usage
         do {
             switch command {
             case "decode":
@@ -88,11 +91,15 @@ public enum Strapctl {
             case "workout": return try WorkoutCommands.run(rest, context)
             case "profile": return try ProfileCommands.run(rest, context)
             case "plan": return try PlanCommands.run(rest, context)
+            case "web": return try WebCommands.run(rest, context)
             default:
                 return usageError("unknown command '\(command)'", sink)
             }
         } catch let error as UsageError {
             return usageError(error.message, sink, usage: error.showsUsage ? commandUsage : nil)
+        } catch let error as WebURLError {
+            sink.error("strapctl: \(error)")
+            return error.exitCode
         } catch let error as ClientError {
             sink.error("strapctl: \(error)")
             return error.exitCode

@@ -28,7 +28,8 @@ public enum TokenFileError: Error, Equatable, CustomStringConvertible {
 public enum AccessToken {
     public static let fileName = "token"
     /// The URL strapd-web serves, with the token, rewritten at each start: what a person opens
-    /// (`strapctl web url`, which is to print it, does not exist yet: docs/web.md, "Not yet").
+    /// (`strapctl web url` prints it; strapctl does not link StrapWeb and names the file
+    /// itself, `WebCommands.urlFileName`: the two must stay equal).
     public static let urlFileName = "url"
 
     public static func generate() -> String {

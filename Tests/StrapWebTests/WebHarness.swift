@@ -27,19 +27,42 @@ final class WebHarness {
     private(set) var port: UInt16 = 0
     private(set) var token = ""
 
+    /// strapd-web under other credentials, as strapd-web.service gives it (a DynamicUser= uid,
+    /// Group=, SupplementaryGroups=), set by setpriv (root only); strapd's socket then
+    /// becomes mode 0660, group `socketGroup`, as strapd.socket makes it. Numeric ids: nothing
+    /// is added to the machine's user or group database.
+    struct Credentials {
+        let uid: UInt32
+        let gid: UInt32
+        let groups: [UInt32]
+        let socketGroup: UInt32
+    }
+
     /// Starts strapd with `sensors` simulated sensors (sensor 0 is "Sim HR 0", a heart-rate
     /// strap; nil: no `--simulate`, for a `--replay` in `strapdArguments`) and
     /// `strapdArguments` (`--set` options), waits for its socket, then starts strapd-web with
-    /// `webArguments`.
-    init(sensors: Int? = 2, strapdArguments: [String] = [], webArguments: [String] = [], name: String = #function) throws {
+    /// `webArguments` (as `credentials` when given).
+    init(sensors: Int? = 2, strapdArguments: [String] = [], webArguments: [String] = [], credentials: Credentials? = nil,
+         name: String = #function) throws {
         // sun_path holds 108 bytes: keep the directory short.
         directory = "/tmp/strapweb-\(name.filter(\.isLetter).prefix(10))-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: webState, withIntermediateDirectories: true)
         strapd = try Self.launch("strapd", ["--state-dir", directory + "/state", "--socket", socket, "--set", "daemon.socket_group=",
                                             "--log-level", "warning"] + (sensors.map { ["--simulate=\($0)"] } ?? []) + strapdArguments, log: directory + "/strapd.log")
         try waitFor("strapd's socket at \(socket)") { Self.canConnect(unixPath: socket) }
-        web = try Self.launch("strapd-web", ["--listen", "127.0.0.1:0", "--socket", socket, "--state-dir", webState] + webArguments,
-                              log: directory + "/web.log")
+        let webCommand = ["--listen", "127.0.0.1:0", "--socket", socket, "--state-dir", webState] + webArguments
+        if let c = credentials {
+            guard chmod(directory, 0o755) == 0, chown(socket, 0, c.socketGroup) == 0, chmod(socket, 0o660) == 0,
+                  chown(webState, c.uid, c.gid) == 0, chmod(webState, 0o700) == 0 else {
+                throw StartFailure(description: "giving the socket and state directory to \(c): errno \(errno)")
+            }
+            let groups = c.groups.isEmpty ? "--clear-groups" : "--groups=" + c.groups.map(String.init).joined(separator: ",")
+            web = try Self.launch("/usr/bin/setpriv", ["--reuid=\(c.uid)", "--regid=\(c.gid)", groups,
+                                                       Self.buildDirectory.appendingPathComponent("strapd-web").path] + webCommand,
+                                  log: directory + "/web.log")
+        } else {
+            web = try Self.launch("strapd-web", webCommand, log: directory + "/web.log")
+        }
         let urlFile = webState + "/" + AccessToken.urlFileName
         try waitFor("strapd-web's URL file") { FileManager.default.fileExists(atPath: urlFile) }
         // http://127.0.0.1:PORT/?token=HEX
@@ -62,7 +85,7 @@ final class WebHarness {
 
     private static func launch(_ program: String, _ arguments: [String], log: String) throws -> Process {
         let p = Process()
-        p.executableURL = buildDirectory.appendingPathComponent(program)
+        p.executableURL = program.hasPrefix("/") ? URL(fileURLWithPath: program) : buildDirectory.appendingPathComponent(program)
         p.arguments = arguments
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: log) ?? FileHandle.nullDevice
