@@ -61,4 +61,22 @@ struct DaemonPowerBlueZTests {
         #expect(Self.values(try h.stored("cyclingDistance")) == Array(repeating: 1, count: sent - 1))
         #expect(try h.stored("heartRate").isEmpty)
     }
+
+    /// A trainer with Cycling Power beside FTMS (the mock's `trainer`: its 0x2A63 cannot be
+    /// subscribed, so a link that tried would never stream): Indoor Bike Data alone is
+    /// streamed, and each notification is stored once as power.
+    @Test func trainerOfferingCyclingPowerTooStreamsIndoorBikeDataAlone() throws {
+        let trainer = "C0:DA:E0:00:00:D3"
+        let mock = try MockBlueZ(sensors: [.init(address: trainer, kind: "trainer", hz: 10)])
+        let h = try BlueZDaemonHarness(busAddress: mock.bus.address, startNow: false)
+        try #"{"version":1,"devices":[{"address":"\#(trainer)","autoConnect":true}]}"#
+            .write(toFile: h.stateDirectory + "/known-devices.json", atomically: true, encoding: .utf8)
+        try h.start()
+        try eventually("power stored") { ((try? h.stored("cyclingPower")) ?? []).count >= 5 }
+        try mock.call("SetStreaming", [.boolean(false)])
+        let sent = try mock.sent(trainer)
+        try eventually("everything sent is stored") { (try? h.stored("cyclingPower").count) == sent }
+        #expect(Self.values(try h.stored("cyclingPower")) == (0..<sent).map { Double(100 + $0 % 200) })
+        #expect(try mock.startNotifyCalls(trainer) == 1)
+    }
 }

@@ -16,6 +16,7 @@ or duplicated:
   CPS (2A63): flags 0x33, power = 100 + seq % 200 W, balance 50 % (left), wheel
               revolutions = seq (uint32) with event time seq × 2048, crank seq × 1024
   FTMS (2AD2): flags 0x54, 36 km/h, 90 rpm, total distance = seq (uint24), power as CPS
+              (kind `ftms`; kind `trainer` is the same with Cycling Power 0x1818 beside it)
 
 Tests drive it through org.strapd.MockBlueZ at /strapmock (same connection, so the
 control calls and the BlueZ signals are ordered).
@@ -36,7 +37,7 @@ from gi.repository import GLib
 from dbusmock import mockobject
 
 from adapters import AdapterMixin
-from gatt import CHRC, DEVICE, OM, SERVICE_OF, GattMixin, Sensor, uuid16
+from gatt import CHRC, DEVICE, EXTRA_SERVICES, OM, SERVICE_OF, GattMixin, Sensor, uuid16
 
 
 class Caller:
@@ -107,7 +108,8 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
 
     def add_device(self, sensor, adapter):
         path = self.adapter_path(adapter) + '/dev_' + sensor.address.replace(':', '_')
-        uuids = [uuid16(SERVICE_OF[sensor.kind]), uuid16(0x180F), uuid16(0x180A)]
+        extra = [uuid16(service) for service, _ in EXTRA_SERVICES.get(sensor.kind, [])]
+        uuids = [uuid16(SERVICE_OF[sensor.kind])] + extra + [uuid16(0x180F), uuid16(0x180A)]
         props = {
             'Address': dbus.String(sensor.address, variant_level=1),
             'AddressType': dbus.String('random', variant_level=1),
