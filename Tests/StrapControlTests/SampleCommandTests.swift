@@ -8,7 +8,7 @@ import StrapWire
 @Suite struct SampleCommandTests {
     let missing = "/tmp/strapctl-test-\(UUID().uuidString.prefix(8))/none.sock"
     static let types = "heartRate, heartbeatSeries, energyExpended, activeEnergy, cyclingSpeed, cyclingCadence, cyclingDistance, " +
-        "runningSpeed, runningCadence, strideLength, runningDistance, batteryLevel, sensorContact"
+        "runningSpeed, runningCadence, strideLength, runningDistance, batteryLevel, sensorContact, cyclingPower, cyclingPowerBalance"
 
     /// Exit 2 with a socket nobody listens on: the value was refused before connecting (that
     /// would be exit 3), naming the option the user typed and what it takes.
