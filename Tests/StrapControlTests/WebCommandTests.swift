@@ -132,6 +132,6 @@ import Testing
     func usageErrorsAreExitTwoWithTheWebUsage(_ args: [String]) {
         let out = Strapctl.run(args)
         #expect(out.exitCode == ExitCode.usage)
-        #expect(out.stderr.contains("usage: strapctl web url [--state-dir DIR]"))
+        #expect(out.stderr.contains("usage: strapctl web url [--overlay] [--state-dir DIR]"))
     }
 }
