@@ -110,8 +110,10 @@ public final class LiveRelay: Sendable {
             if let value { state.withLock { $0.heartRates[address] = HeartRate(name: name, beatsPerMinute: value) } }
         }
         let chunk = EventStream.frame(event: event.kind, data: JSONWriter.bytes(.object(event.data)))
-        let overlayChunk = Self.overlaySample(event).map { EventStream.frame(event: "sample", data: JSONWriter.bytes(.object($0))) }
         let streams = state.withLock { s in s.subscribers.map { (stream: $0.value, overlay: s.overlays.contains($0.key)) } }
+        // Cut only when an overlay listens: most samples reach dashboards alone.
+        let overlayChunk = !streams.contains { $0.overlay } ? nil
+            : Self.overlaySample(event).map { EventStream.frame(event: "sample", data: JSONWriter.bytes(.object($0))) }
         for (stream, overlay) in streams {
             if !overlay { stream.push(chunk) } else if let overlayChunk { stream.push(overlayChunk) }
         }

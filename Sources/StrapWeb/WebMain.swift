@@ -89,7 +89,7 @@ public enum WebMain {
         relay.start(link)
         do { try server.start(listener: listener.fd) } catch { fail("\(error)", code: 1) }
         // The token stays out of the log (journals are widely readable): the URL file, 0600, has it.
-        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName)\n")
+        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName), the overlay's in \(AccessToken.overlayURLFileName)\n")
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
