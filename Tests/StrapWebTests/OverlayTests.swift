@@ -190,4 +190,23 @@ import StrapWire
         #expect(errors.isEmpty, "console errors: \(errors)")
         Browser.expectScreenshot(report, "overlay.png")
     }
+
+    /// Rule: the overlay writes the device's name as text. Every name its stream brings is
+    /// replaced in the browser by `BrowserTests.hostileName` (as the dashboard's test does):
+    /// the name shows as exactly that text, its markup escaped, no <img> in the page, no alert.
+    /// With `innerHTML` in overlay.js this fails.
+    @Test func aHostileDeviceNameIsTextOnTheOverlay() async throws {
+        let web = try WebHarness(sensors: 1)
+        defer { web.stop() }
+        let url = try String(contentsOfFile: web.webState + "/" + AccessToken.overlayURLFileName, encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let script = Browser.repository + "/Tests/Fixtures/web/overlay.py"
+        let report = try await Browser.run(script: script, web, screenshot: "overlay-hostile-name.png",
+                                           [url, Browser.artifacts + "/overlay-hostile-name.png", BrowserTests.hostileName])
+        #expect(!(report["values"] as? [String] ?? []).isEmpty, "no heart rate came through the renamed stream: \(report)")
+        #expect(report["name"] as? String == BrowserTests.hostileName, "shown as '\(report["name"] ?? "none")'")
+        #expect(report["nameHTML"] as? String == "&lt;img src=x onerror=alert(1)&gt;", "its markup: \(report["nameHTML"] ?? "none")")
+        #expect(report["images"] as? Int == 0, "the page holds \(report["images"] ?? "?") <img> elements")
+        #expect((report["alerts"] as? [Any])?.isEmpty == true, "alert() was called: \(report["alerts"] ?? "?")")
+    }
 }

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """strapd-web's /overlay in a real browser (Tests/StrapWebTests/OverlayTests.swift, docs/web.md).
 
-    overlay.py URL SCREENSHOT
+    overlay.py URL SCREENSHOT [NAME]
 
 Opens the overlay URL (the overlay's read-only token and its settings in the query) in Debian's
 headless Chromium and watches the heart rate until it has shown two different values (or 60 s
 have passed), then prints one JSON report for the Swift test to judge against strapd's store:
 the values seen in order, the zone label, the page's computed background, whether it scrolls,
 the number's font size, CSP violations and console errors, and a screenshot. It asserts
-nothing itself. Browser setup, driver path and sandbox as dashboard.py.
+nothing itself. Browser setup, driver path and sandbox as dashboard.py. With NAME, every
+device name the page receives is replaced by NAME in the browser (dashboard.py's RENAME), and
+the report says how the name was rendered.
 """
 import json
 import os
@@ -17,7 +19,7 @@ import sys
 import tempfile
 import time
 
-from dashboard import WATCH, browser, console_errors
+from dashboard import RENAME, WATCH, browser, console_errors
 
 # Generous: the simulated strap's heart rate may hold for seconds, and CI shares two cores.
 POLL_SECONDS = 60
@@ -33,8 +35,10 @@ return {hr: hr.textContent, zone: document.getElementById('zone').textContent,
 """
 
 
-def watch(driver, url, screenshot):
+def watch(driver, url, screenshot, name):
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
+    if name is not None:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RENAME % json.dumps(name)})
     driver.get(url)
     values = []
     deadline = time.monotonic() + POLL_SECONDS
@@ -47,6 +51,9 @@ def watch(driver, url, screenshot):
         time.sleep(0.2)
     state = driver.execute_script(READ)
     report = dict(state, values=values, url=driver.current_url)
+    report["nameHTML"] = driver.execute_script("return document.getElementById('name').innerHTML")
+    report["images"] = driver.execute_script("return document.querySelectorAll('img').length")
+    report["alerts"] = driver.execute_script("return window.__alerts")
     report["violations"] = driver.execute_script("return window.__cspViolations")
     report["consoleErrors"] = console_errors(driver)
     report["screenshot"] = driver.save_screenshot(screenshot)
@@ -61,12 +68,13 @@ def main():
     signal.signal(signal.SIGALRM, give_up)
     signal.alarm(100)
     url, screenshot = sys.argv[1:3]
+    name = sys.argv[3] if len(sys.argv) > 3 else None
     os.makedirs(os.path.dirname(screenshot), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
         driver = None
         try:
             driver = browser(profile)
-            report = watch(driver, url, screenshot)
+            report = watch(driver, url, screenshot, name)
         except Exception:
             try:
                 with open(os.path.join(profile, "chromedriver.log"), errors="replace") as log:
