@@ -1,3 +1,7 @@
+import FoundationEssentials
+import StrapModel
+import StrapWire
+
 /// `/overlay`: the current heart rate, big, in its zone's colour, on a transparent page for an
 /// OBS browser source (docs/web.md, "The overlay"). Its settings come from the query, and
 /// each is checked against a pattern or a list here, on the server: a value that does not
@@ -22,8 +26,11 @@ public enum OverlayPage {
         public var font = "sans"
         public var showZone = true
         public var layout = Layout.stack
-        /// The maximum heart rate the default zones are fractions of.
-        public var maxHeartRate = 190
+        /// The maximum heart rate the default zones are fractions of; nil: the athlete's zones.
+        public var maxHeartRate: Int? = nil
+        /// Whose profile gives the zones when `max` is not given.
+        public var athlete = "default"
+        public static let defaultMaximum = 190
 
         public static let sizes = 12...600
         public static let maxHeartRates = 100...240
@@ -46,6 +53,10 @@ public enum OverlayPage {
             if let z = lookup("zone")?.lowercased() { showZone = ["y", "yes", "1", "true"].contains(z) ? true : ["n", "no", "0", "false"].contains(z) ? false : showZone }
             if let l = lookup("layout").flatMap({ Layout(rawValue: $0.lowercased()) }) { layout = l }
             if let m = lookup("max").flatMap({ Int($0) }), Self.maxHeartRates.contains(m) { maxHeartRate = m }
+            if let a = lookup("athlete"), (1...64).contains(a.utf8.count),
+               a.utf8.allSatisfy({ $0 == 45 || $0 == 46 || $0 == 95 || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }) {
+                athlete = a
+            }
         }
 
         static func isAddress(_ text: String) -> Bool {
@@ -65,17 +76,34 @@ public enum OverlayPage {
         }
     }
 
-    static func response(_ path: String, _ request: HTTPRequest) -> HTTPResponse {
+    static func response(_ path: String, _ request: HTTPRequest, link: DaemonLink) -> HTTPResponse {
         let options = Options { request.query($0) }
         let (type, text) = switch path {
         case "/overlay.css": ("text/css; charset=utf-8", style(options))
         case "/overlay.js": ("text/javascript; charset=utf-8", script)
-        default: ("text/html; charset=utf-8", page(options))
+        default: ("text/html; charset=utf-8", page(options, zones: zones(options, link)))
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)], body: .bytes(Array(text.utf8)))
     }
 
-    static func page(_ o: Options) -> String {
+    /// Zones 1–5's lower bounds in bpm: from `max` when given (50, 60, 70, 80, 90 % of it),
+    /// else the athlete's own zones as strapd's workouts use them (HeartRateZones from the
+    /// profile strapd-web reads with its own grant; the overlay token reads no profile), else
+    /// 50–90 % of 190 when the profile is missing or cannot give zones.
+    static func zones(_ o: Options, _ link: DaemonLink) -> [Int] {
+        let byMaximum = { (max: Int) in [50, 60, 70, 80, 90].map { ($0 * max + 50) / 100 } }
+        if let max = o.maxHeartRate { return byMaximum(max) }
+        guard let reply = try? link.request("profile.get", ["athlete": .string(o.athlete)]),
+              case .object(let fields)? = reply["profile"],
+              let profile = try? JSONDecoder().decode(AthleteProfile.self, from: Data(JSONWriter.bytes(.object(fields)))),
+              let zones = try? HeartRateZones(profile: profile, on: CalendarDate(utcMillis: Millis(Date().timeIntervalSince1970 * 1000))),
+              zones.bpm.prefix(5).allSatisfy({ $0.isFinite && $0 > 0 && $0 < 400 }) else {
+            return byMaximum(Options.defaultMaximum)
+        }
+        return zones.bpm.prefix(5).map { Int($0.rounded()) }
+    }
+
+    static func page(_ o: Options, zones: [Int]) -> String {
         """
         <!DOCTYPE html>
         <html lang="en">
@@ -85,7 +113,7 @@ public enum OverlayPage {
         <link rel="stylesheet" href="/overlay.css?\(escaped(o.styleQuery))">
         <script src="/overlay.js" defer></script>
         </head>
-        <body class="\(o.showZone ? "zones" : "plain") \(o.layout.rawValue)" data-device="\(escaped(o.device ?? ""))" data-max="\(o.maxHeartRate)">
+        <body class="\(o.showZone ? "zones" : "plain") \(o.layout.rawValue)" data-device="\(escaped(o.device ?? ""))" data-zones="\(zones.map(String.init).joined(separator: ","))">
         <div id="overlay"><span id="hr">–</span><span id="unit">bpm</span><span id="zone"></span><span id="name"></span></div>
         </body>
         </html>
@@ -106,7 +134,7 @@ public enum OverlayPage {
         }.joined()
     }
 
-    /// Zone colours by zone number (the default zones: 50, 60, 70, 80, 90 % of the maximum).
+    /// Zone colours by zone number, 0 below zone 1.
     static let zoneColours = ["#bdbdbd", "#9e9e9e", "#42a5f5", "#66bb6a", "#ffa726", "#ef5350"]
 
     static func style(_ o: Options) -> String {
@@ -132,7 +160,8 @@ public enum OverlayPage {
         'use strict';
         // The settings are the server's checked ones (data-*); every text goes in by textContent.
         const device = document.body.dataset.device || '';
-        const max = Number(document.body.dataset.max) || 190;
+        // Zones 1–5's lower bounds in bpm, from the server (max=, the athlete's profile, or 50–90 % of 190).
+        const bounds = (document.body.dataset.zones || '').split(',').map(Number).filter(Number.isFinite);
         const box = document.getElementById('overlay');
         const hr = document.getElementById('hr');
         const zone = document.getElementById('zone');
@@ -141,7 +170,7 @@ public enum OverlayPage {
 
         function zoneOf(bpm) {
           let z = 0;
-          for (const [i, fraction] of [0.5, 0.6, 0.7, 0.8, 0.9].entries()) if (bpm >= fraction * max) z = i + 1;
+          for (const [i, bound] of bounds.entries()) if (bpm >= bound) z = i + 1;
           return z;
         }
 

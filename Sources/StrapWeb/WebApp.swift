@@ -35,7 +35,7 @@ public final class WebApp: Sendable {
         switch (request.path, get) {
         case ("/metrics", true): return metrics()
         case ("/events", true): return events(overlay: authentication.isOverlay)
-        case (let path, true) where OverlayPage.paths.contains(path): return OverlayPage.response(path, request)
+        case (let path, true) where OverlayPage.paths.contains(path): return OverlayPage.response(path, request, link: link)
         case ("/api/status", true): return forward("status")
         case ("/api/devices", true): return forward("devices.list")
         case ("/api/sessions", true): return openSessions()

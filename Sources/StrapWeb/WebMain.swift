@@ -75,8 +75,9 @@ public enum WebMain {
         let url = "http://\(listener.address)/?token=\(token)"
         let overlayURL = "http://\(listener.address)/overlay?token=\(overlayToken)"
         do {
-            try AccessToken.writeURL(url, in: options.stateDirectory)
+            // `url` last: its appearing says both are written (the tests wait for it).
             try AccessToken.writeURL(overlayURL, in: options.stateDirectory, file: AccessToken.overlayURLFileName)
+            try AccessToken.writeURL(url, in: options.stateDirectory)
         } catch { fail("\(error)", code: 1) }
 
         let link = DaemonLink(socket: options.socket)

@@ -91,14 +91,15 @@ import StrapWire
         let web = try WebHarness(sensors: 2)
         defer { web.stop() }
         let (port, host, bearer, overlay) = (web.port, web.host, web.bearer, web.overlayToken)
-        let (full, cut) = try await WorkoutAPITests.onThread {
+        let (full, cut, status) = try await WorkoutAPITests.onThread {
             let full = try RawHTTP.exchange(port: port, path: "/events", host: host, headers: [bearer], timeout: 30) {
                 Self.frames($0).contains { $0.event == "sample" && !$0.data.contains(#""heartRate""#) }
             }
             let cut = try RawHTTP.exchange(port: port, path: "/events", host: host,
                                            headers: [("Authorization", "Bearer \(overlay)")], timeout: 8) { _ in false }
-            return (Self.frames(full.body), Self.frames(cut.body))
+            return (Self.frames(full.body), Self.frames(cut.body), cut.status)
         }
+        #expect(status == 200, "the overlay's /events: \(status)")
         #expect(full.contains { $0.event == "sample" && !$0.data.contains(#""heartRate""#) }, "the main stream: \(full.prefix(5))")
         #expect(cut.count >= 2, "the overlay's stream in 8 s: \(cut)")
         for frame in cut {
@@ -154,11 +155,34 @@ import StrapWire
         // Valid settings come through, each where it belongs.
         let good = "color=%23ffcc00&size=64&font=mono&layout=row&device=5e:1a:00:00:00:01&max=200&zone=n"
         let page = try await Self.send(port, host, "/overlay?" + good, [bearer]).body
-        #expect(page.contains(#"class="plain row" data-device="5E:1A:00:00:00:01" data-max="200""#), "\(page)")
+        #expect(page.contains(#"class="plain row" data-device="5E:1A:00:00:00:01" data-zones="100,120,140,160,180""#), "\(page)")
         let css = try await Self.send(port, host, "/overlay.css?" + good, [bearer]).body
         #expect(css.contains("color: #ffcc00;") && css.contains("font-size: 64px;") && css.contains("monospace"), "\(css)")
         #expect(css.contains("background: transparent") && css.contains("overflow: hidden"), "\(css)")
         #expect(try await Self.send(port, host, "/overlay.css?color=gold", [bearer]).body.contains("color: gold;"))
+    }
+
+    /// Rule: the zones are the athlete's own when strapd has them (its profile's scheme in bpm,
+    /// as workouts use it), 50–90 % of `max` when the URL gives one, else 50–90 % of 190.
+    @Test func theZonesAreTheAthletesElseTheDefault() async throws {
+        let web = try WebHarness(sensors: 1)
+        defer { web.stop() }
+        let (port, host, bearer) = (web.port, web.host, ("Authorization", "Bearer \(web.overlayToken)"))
+        func zones(_ query: String) async throws -> String {
+            let page = try await Self.send(port, host, "/overlay" + query, [bearer]).body
+            return page.components(separatedBy: "data-zones=\"").dropFirst().first?.components(separatedBy: "\"").first ?? "none in \(page)"
+        }
+        #expect(try await zones("") == "95,114,133,152,171", "no profile: the default")
+        let store = StrapStore(socket: web.socket)
+        defer { store.close() }
+        _ = try await store.request("profile.set", ["athlete": .string("ana"), "profile": .object([
+            "maximumHeartRate": .int(200),
+            "heartRateZones": .object(["method": .string("percentMaxHR"), "bounds": .array([55, 65, 75, 85, 92, 100].map { .int($0) })]),
+        ])])
+        #expect(try await zones("?athlete=ana") == "110,130,150,170,184", "ana's profile")
+        #expect(try await zones("?athlete=ana&max=180") == "90,108,126,144,162", "max= over the profile")
+        #expect(try await zones("") == "95,114,133,152,171", "the default athlete has no profile")
+        #expect(try await zones("?athlete=%3Cb%3E") == "95,114,133,152,171", "a name off the pattern is the default athlete")
     }
 
     static func encoded(_ text: String) -> String {
