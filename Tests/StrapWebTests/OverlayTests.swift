@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 import StrapKit
 import StrapWeb
@@ -75,6 +76,46 @@ import StrapWire
                                         method: "POST", body: #"{"activityType":"cycling"}"#)
         #expect(start.status == 200, "main token start: \(start.status) \(start.body)")
         #expect(try await WorkoutAPITests.strapdWorkouts(web).open.count == 1)
+    }
+
+    /// Rule: the overlay token's file is made and checked as the main one's: 64 hex digits,
+    /// 0600, kept across loads; refused when others may read it or it holds no token; and
+    /// strapd-web refuses to start when it equals the main token (a copied file would make
+    /// the read-only URL steer).
+    @Test func theOverlayTokenFileIsMadeAndCheckedLikeTheToken() throws {
+        let dir = "/tmp/strapweb-ovtoken-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/" + AccessToken.overlayFileName
+        let token = try AccessToken.loadOrCreate(in: dir, file: AccessToken.overlayFileName)
+        #expect(token.count == 64 && token.allSatisfy(\.isHexDigit))
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int == 0o600)
+        #expect(try AccessToken.loadOrCreate(in: dir, file: AccessToken.overlayFileName) == token)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + AccessToken.fileName), "the main token was made too")
+        try FileManager.default.setAttributes([.posixPermissions: 0o640], ofItemAtPath: path)
+        #expect(throws: TokenFileError.tooOpen(path: path, mode: 0o640)) { try AccessToken.loadOrCreate(in: dir, file: AccessToken.overlayFileName) }
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        try Data("not a token\n".utf8).write(to: URL(fileURLWithPath: path))
+        #expect(throws: TokenFileError.malformed(path: path)) { try AccessToken.loadOrCreate(in: dir, file: AccessToken.overlayFileName) }
+
+        // The same token in both files: strapd-web exits 1 naming the overlay file, and writes no URL.
+        try FileManager.default.removeItem(atPath: path)
+        let main = try AccessToken.loadOrCreate(in: dir)
+        #expect(FileManager.default.createFile(atPath: path, contents: Data((main + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+        let web = Process()
+        web.executableURL = WebHarness.buildDirectory.appendingPathComponent("strapd-web")
+        web.arguments = ["--listen", "127.0.0.1:0", "--socket", dir + "/none.sock", "--state-dir", dir]
+        let err = Pipe()
+        web.standardError = err
+        try web.run()
+        // A strapd-web that accepted the files would serve on: stopped after 10 s.
+        for _ in 0..<500 where web.isRunning { usleep(20_000) }
+        if web.isRunning { web.terminate() }
+        web.waitUntilExit()
+        let said = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(web.terminationStatus == 1, "strapd-web exited \(web.terminationStatus): \(said)")
+        #expect(said.contains(AccessToken.overlayFileName) && said.contains("equals the token"), "\(said)")
+        #expect(!FileManager.default.fileExists(atPath: dir + "/" + AccessToken.urlFileName))
     }
 
     static func send(_ port: UInt16, _ host: String, _ path: String, _ headers: [(String, String)] = [], method: String = "GET",
