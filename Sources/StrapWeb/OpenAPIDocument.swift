@@ -76,7 +76,7 @@ public enum OpenAPIDocument {
     "tags": ["workout"],
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StartRequest"}}}},
     "responses": {
-     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}},
+     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
      "400": {"$ref": "#/components/responses/E400"},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
@@ -100,7 +100,7 @@ public enum OpenAPIDocument {
     "tags": ["workout"],
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LapRequest"}}}},
     "responses": {
-     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}},
+     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
      "400": {"$ref": "#/components/responses/E400"},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
@@ -124,7 +124,7 @@ public enum OpenAPIDocument {
     "tags": ["workout"],
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionRequest"}}}},
     "responses": {
-     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}},
+     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
      "400": {"$ref": "#/components/responses/E400"},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
@@ -148,7 +148,7 @@ public enum OpenAPIDocument {
     "tags": ["workout"],
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionRequest"}}}},
     "responses": {
-     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}},
+     "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
      "400": {"$ref": "#/components/responses/E400"},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
@@ -275,7 +275,7 @@ public enum OpenAPIDocument {
     "required": ["devices"],
     "additionalProperties": false,
     "properties": {
-     "devices": {"type": "array", "items": {"$ref": "#/components/schemas/Device"}}
+     "devices": {"type": "array", "nullable": true, "items": {"$ref": "#/components/schemas/Device"}}
     }
    },
    "Device": {
@@ -416,20 +416,21 @@ public enum OpenAPIDocument {
     "type": "object",
     "required": ["activityType"],
     "additionalProperties": true,
-    "description": "workout.start's parameters (docs/protocol-workouts.md). Members not listed are ignored.",
+    "example": {"activityType": "cycling", "locationType": "indoor"},
+    "description": "workout.start's parameters (docs/protocol-workouts.md). Members not listed are ignored; null is taken as absent.",
     "properties": {
      "activityType": {"$ref": "#/components/schemas/ActivityType"},
-     "locationType": {"$ref": "#/components/schemas/LocationType"},
-     "devices": {"type": "array", "items": {"type": "string"}, "description": "device addresses; absent: every connected device no other session holds"},
-     "athlete": {"type": "string", "minLength": 1, "maxLength": 64},
-     "metadata": {"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 16}
+     "locationType": {"type": "string", "nullable": true, "enum": ["indoor", "outdoor", "unknown", null], "description": "default unknown"},
+     "devices": {"type": "array", "nullable": true, "items": {"type": "string", "pattern": "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"}, "description": "Bluetooth addresses (another string is strapd's badRequest, 400); absent or empty: every connected device no other session holds (409 when there is none). An address strapd never saw is taken and listed in unknownDevices."},
+     "athlete": {"type": "string", "nullable": true, "minLength": 1, "maxLength": 64, "pattern": "^[^\\u0000-\\u001f\\u007f]+$", "description": "1 to 64 bytes of UTF-8 without control characters (strapd's invalidOption, 422, otherwise); default `default`"},
+     "metadata": {"type": "object", "nullable": true, "additionalProperties": {"type": "string"}, "maxProperties": 16, "description": "non-empty keys, at most 4096 bytes of keys and values (strapd's invalidOption, 422, otherwise)"}
     }
    },
    "SessionRequest": {
     "type": "object",
     "required": ["session"],
     "additionalProperties": true,
-    "description": "Members not listed are ignored, except metadata, which only lap takes (400 here).",
+    "description": "Members not listed are ignored, except metadata, which only lap takes (400 here, unless null).",
     "properties": {
      "session": {"type": "string", "format": "uuid"}
     }
@@ -438,10 +439,10 @@ public enum OpenAPIDocument {
     "type": "object",
     "required": ["session"],
     "additionalProperties": true,
-    "description": "Members not listed are ignored.",
+    "description": "Members not listed are ignored; a null metadata is taken as absent.",
     "properties": {
      "session": {"type": "string", "format": "uuid"},
-     "metadata": {"type": "object", "additionalProperties": {"type": "string"}, "maxProperties": 16}
+     "metadata": {"type": "object", "nullable": true, "additionalProperties": {"type": "string"}, "maxProperties": 16}
     }
    }
   },
