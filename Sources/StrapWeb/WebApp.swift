@@ -53,7 +53,11 @@ public final class WebApp: Sendable {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
         if Self.endpoints.contains(request.path) {
-            return .text(405, "\(request.method) is not allowed on \(request.path)\n")
+            // RFC 9110 requires a 405 to say what is allowed (schemathesis found it missing).
+            let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") ? "POST" : "GET, HEAD"
+            var refusal = HTTPResponse.text(405, "\(request.method) is not allowed on \(request.path) (\(allowed) is)\n")
+            refusal.headers.append(("Allow", allowed))
+            return refusal
         }
         return .text(404, "no such page: \(request.path)\n")
     }

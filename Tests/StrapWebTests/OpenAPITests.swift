@@ -100,20 +100,23 @@ import StrapWeb
                     #expect(![404, 405].contains(reply.status), "\(method) \(path) is documented but answered \(reply.status)")
                 } else {
                     #expect(reply.status == 405, "\(method) \(path) is not documented but answered \(reply.status)")
+                    let allowed = Set((reply.header("Allow") ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+                    #expect(allowed.isSuperset(of: methods), "405 on \(method) \(path) allows \(allowed), not \(methods)")
                 }
             }
         }
     }
 
     /// schemathesis' generated requests, with the bearer token, find no server error, no
-    /// undocumented status or content type, and no answer outside its schema. `/events` is
-    /// left out: its answer never ends, and schemathesis reads a whole answer.
+    /// undocumented status or content type, no answer outside its schema, and a 405 with
+    /// `Allow` for every method not documented. `/events` is left out: its answer never
+    /// ends, and schemathesis reads a whole answer.
     @Test func schemathesisFindsTheServerTrueToTheDocument() async throws {
         let web = try WebHarness(sensors: 2)
         try Data(OpenAPIDocument.bytes).write(to: URL(fileURLWithPath: web.directory + "/openapi.json"))
         let result = try await Self.run("schemathesis", [
             "run", "openapi.json", "--url", "http://\(web.host)", "--header", "Authorization: Bearer \(web.token)",
-            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance",
+            "--checks", "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,unsupported_method",
             "--max-examples", "25", "--exclude-path", "/events", "--request-timeout", "10",
             "--generation-database", "none", "--workers", "1", "--no-color",
         ], in: web.directory)
