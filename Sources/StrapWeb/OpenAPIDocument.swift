@@ -275,7 +275,7 @@ public enum OpenAPIDocument {
     "required": ["devices"],
     "additionalProperties": false,
     "properties": {
-     "devices": {"type": "array", "nullable": true, "items": {"$ref": "#/components/schemas/Device"}}
+     "devices": {"type": "array", "nullable": true, "maxItems": 16, "uniqueItems": true, "items": {"$ref": "#/components/schemas/Device"}}
     }
    },
    "Device": {
@@ -421,7 +421,7 @@ public enum OpenAPIDocument {
     "properties": {
      "activityType": {"$ref": "#/components/schemas/ActivityType"},
      "locationType": {"type": "string", "nullable": true, "enum": ["indoor", "outdoor", "unknown", null], "description": "default unknown"},
-     "devices": {"type": "array", "nullable": true, "items": {"type": "string", "pattern": "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"}, "description": "Bluetooth addresses (another string is strapd's badRequest, 400); absent or empty: every connected device no other session holds (409 when there is none). An address strapd never saw is taken and listed in unknownDevices."},
+     "devices": {"type": "array", "nullable": true, "maxItems": 16, "uniqueItems": true, "items": {"type": "string", "pattern": "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){5}$"}, "description": "Bluetooth addresses (another string is strapd's badRequest, 400); absent or empty: every connected device no other session holds (409 when there is none). An address strapd never saw is taken and listed in unknownDevices. At most 16, each once, whatever its case (strapd's invalidOption, 422)."},
      "athlete": {"type": "string", "nullable": true, "minLength": 1, "maxLength": 64, "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]+$", "description": "1 to 64 bytes of UTF-8 (so fewer characters when some take more than a byte) without control characters (Unicode's Cc) (strapd's invalidOption, 422, otherwise); default `default`"},
      "metadata": {"type": "object", "nullable": true, "additionalProperties": {"type": "string"}, "maxProperties": 16, "description": "non-empty keys, at most 4096 bytes of keys and values (strapd's invalidOption, 422, otherwise)"}
     }
