@@ -27,6 +27,7 @@ public enum OpenAPIDocument {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
+     "413": {"$ref": "#/components/responses/E413"},
      "500": {"$ref": "#/components/responses/E500"},
      "501": {"$ref": "#/components/responses/E501"},
      "502": {"$ref": "#/components/responses/E502"},
@@ -44,6 +45,7 @@ public enum OpenAPIDocument {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DeviceList"}}}},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
+     "413": {"$ref": "#/components/responses/E413"},
      "500": {"$ref": "#/components/responses/E500"},
      "501": {"$ref": "#/components/responses/E501"},
      "502": {"$ref": "#/components/responses/E502"},
@@ -61,6 +63,7 @@ public enum OpenAPIDocument {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}}},
      "401": {"$ref": "#/components/responses/E401"},
      "403": {"$ref": "#/components/responses/E403"},
+     "413": {"$ref": "#/components/responses/E413"},
      "500": {"$ref": "#/components/responses/E500"},
      "501": {"$ref": "#/components/responses/E501"},
      "502": {"$ref": "#/components/responses/E502"},
@@ -197,7 +200,8 @@ public enum OpenAPIDocument {
     "responses": {
      "200": {"description": "the exposition", "content": {"text/plain; version=0.0.4; charset=utf-8": {"schema": {"type": "string"}}}},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}}
+     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
   },
@@ -209,7 +213,8 @@ public enum OpenAPIDocument {
     "responses": {
      "200": {"description": "`event: sample|device|link|dropped|workout.*` and `data: <one line of JSON>`", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}}
+     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
   },
@@ -221,7 +226,8 @@ public enum OpenAPIDocument {
     "responses": {
      "204": {"description": "the session is ended"},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host not on the allow-list; a foreign Origin, or the cookie without an Origin", "content": {"text/plain": {"schema": {"type": "string"}}}}
+     "403": {"description": "a Host not on the allow-list; a foreign Origin, or the cookie without an Origin", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
   },
@@ -233,7 +239,8 @@ public enum OpenAPIDocument {
     "responses": {
      "200": {"description": "OpenAPI 3.0", "content": {"application/json": {"schema": {"type": "object"}}}},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}}
+     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
   }
@@ -496,8 +503,8 @@ public enum OpenAPIDocument {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E413": {
-    "description": "a request body over 64 KiB (answered by the HTTP layer, before the token is checked)",
-    "content": {"text/plain": {"schema": {"type": "string"}}}
+    "description": "a request body over 64 KiB (once the token is checked)",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    }
   },
   "securitySchemes": {

@@ -19,7 +19,8 @@ public final class WebApp: Sendable {
         var response: HTTPResponse
         switch security.check(request) {
         case .answered(let r): response = r
-        case .allowed(let authentication): response = route(request, authentication)
+        case .allowed(let authentication):
+            response = request.bodyTooLarge ? .text(413, "request body over \(HTTPServer.maximumBody) bytes\n") : route(request, authentication)
         }
         if request.path.hasPrefix("/api/") { response = Self.jsonRefusal(response) }
         response.headers += WebSecurity.headers

@@ -63,6 +63,27 @@ import StrapWeb
         #expect(try Self.document()["openapi"] as? String == "3.0.3")
     }
 
+    /// A body over the limit is refused as the document says (JSON under /api/, with the
+    /// security headers), and only once the token is checked. schemathesis sends no such body.
+    @Test func anOversizedBodyIsRefusedAsTheDocumentSays() throws {
+        let web = try WebHarness(sensors: 1)
+        let body = #"{"activityType":"cycling","metadata":{"note":""# + String(repeating: "x", count: HTTPServer.maximumBody) + #""}}"#
+        let json = [("Content-Type", "application/json")]
+        let anonymous = try RawHTTP.request(port: web.port, method: "POST", path: "/api/workout/start", host: web.host,
+                                            headers: [("Origin", "http://\(web.host)")] + json, body: body)
+        #expect(anonymous.status == 401)
+        let refused = try RawHTTP.request(port: web.port, method: "POST", path: "/api/workout/start", host: web.host,
+                                          headers: [web.bearer] + json, body: body)
+        #expect(refused.status == 413)
+        #expect(refused.header("Content-Type") == "application/json")
+        #expect(refused.header("Content-Security-Policy") == WebSecurity.contentSecurityPolicy)
+        let error = try JSONSerialization.jsonObject(with: Data(refused.body.utf8)) as? [String: Any]
+        #expect((error?["error"] as? String)?.contains(String(HTTPServer.maximumBody)) == true, "\(refused.body)")
+        let documented = try #require(try Self.document()["paths"] as? [String: [String: [String: Any]]])
+        let responses = documented["/api/workout/start"]?["post"]?["responses"] as? [String: Any]
+        #expect(responses?["413"] != nil)
+    }
+
     /// openapi-spec-validator, the reference validator of the format, accepts the document.
     @Test func theDocumentIsValidOpenAPI() async throws {
         let directory = NSTemporaryDirectory() + "strapweb-openapi-\(UUID().uuidString.prefix(8))"
