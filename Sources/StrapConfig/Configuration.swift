@@ -88,6 +88,8 @@ public enum SimulatedSensorKind: String, Sendable, CaseIterable {
     case csc
     /// Running foot pod.
     case rsc
+    /// Crank power meter (Cycling Power).
+    case power
 }
 
 public enum Retention: Sendable, Equatable {

@@ -23,7 +23,7 @@ public struct CommandOutput: Equatable, Sendable {
 public enum DecodeCommand {
     public static let usage = """
         usage: strapctl decode CHAR HEX...
-               strapctl decode csc-measurement --sequence HEX HEX... [--circumference M] [--interval S]
+               strapctl decode csc-measurement|cycling-power-measurement --sequence HEX HEX... [--circumference M] [--interval S]
         CHAR is a 16-bit UUID (2a37, 0x2A37) or a name: \(names)
         HEX is the packet's octets, in one string or several arguments, spaces and colons allowed.
         """
@@ -37,10 +37,10 @@ public enum DecodeCommand {
         }
         var rest = Array(arguments.dropFirst())
         if rest.contains("--sequence") {
-            guard characteristic == .cscMeasurement else {
-                return usageError("--sequence is for csc-measurement only")
+            guard characteristic == .cscMeasurement || characteristic == .cyclingPowerMeasurement else {
+                return usageError("--sequence is for csc-measurement and cycling-power-measurement only")
             }
-            return runSequence(&rest)
+            return runSequence(characteristic, &rest)
         }
         if let flag = rest.first(where: { $0.hasPrefix("--") }) { return usageError("unknown option '\(flag)'") }
         guard !rest.isEmpty else { return usageError("missing packet hex") }
@@ -53,7 +53,13 @@ public enum DecodeCommand {
         }
     }
 
-    static func runSequence(_ arguments: inout [String]) -> CommandOutput {
+    /// One packet of a `--sequence`: the derivation reads a CPS wheel event time at 2048 per second.
+    enum RevolutionPacket {
+        case csc(CSCMeasurement)
+        case power(CyclingPowerMeasurement)
+    }
+
+    static func runSequence(_ characteristic: GATTCharacteristic, _ arguments: inout [String]) -> CommandOutput {
         var configuration = CSCDerivation.Configuration()
         var interval = 1.0
         var packets: [String] = []
@@ -76,19 +82,27 @@ public enum DecodeCommand {
         }
         guard !packets.isEmpty else { return usageError("missing packet hex") }
         // Validate every packet first, so a bad one prints nothing on stdout (exit 1).
-        var decoded: [CSCMeasurement] = []
+        var decoded: [RevolutionPacket] = []
         for (n, packet) in packets.enumerated() {
             let bytes: [UInt8]
             do { bytes = try HexParser.parse([packet]) } catch { return usageError("packet \(n + 1): \(error.description)") }
-            do { decoded.append(try CSCMeasurement.decode(bytes)) } catch {
+            do {
+                decoded.append(characteristic == .cscMeasurement ? .csc(try CSCMeasurement.decode(bytes))
+                               : .power(try CyclingPowerMeasurement.decode(bytes)))
+            } catch {
                 return CommandOutput(exitCode: CommandOutput.invalidPacket,
                                      stderr: "strapctl decode: invalid packet \(n + 1): \(error)\n")
             }
         }
         var derivation = CSCDerivation(configuration: configuration)
         var out = ""
-        for (n, m) in decoded.enumerated() {
-            out += JSONWriter.string(PacketJSON.render(derivation.update(m, receivedAt: Double(n) * interval))) + "\n"
+        for (n, packet) in decoded.enumerated() {
+            let time = Double(n) * interval
+            let derived = switch packet {
+            case .csc(let m): derivation.update(m, receivedAt: time)
+            case .power(let m): derivation.update(m, receivedAt: time)
+            }
+            out += JSONWriter.string(PacketJSON.render(derived)) + "\n"
         }
         return CommandOutput(stdout: out)
     }

@@ -70,13 +70,8 @@ enum PlanCommands {
 
     static func show(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let uuid = try Arguments(args, options: [], flags: []).single("plan UUID")
-        let r = try ctx.call("plan.get", ["uuid": .string(uuid)])
+        let plan = try fetch(uuid, ctx, echo: true)
         if ctx.json { return ExitCode.success }
-        guard let planJSON = r.object("plan") else { throw ClientError.malformed("plan.get answered without a plan") }
-        let plan: WorkoutPlan
-        do { plan = try JSONDecoder().decode(WorkoutPlan.self, from: Data(JSONWriter.bytes(.object(planJSON)))) } catch {
-            throw ClientError.malformed("plan.get answered a plan this strapctl cannot read: \(error)")
-        }
         for line in lines(plan) { ctx.sink.print(line) }
         return ExitCode.success
     }
@@ -84,12 +79,7 @@ enum PlanCommands {
     static func export(_ args: [String], _ ctx: CommandContext) throws -> Int32 {
         let a = try Arguments(args, options: [], flags: [])
         guard a.positional.count == 2 else { throw UsageError(message: "plan export takes a plan UUID and a file name") }
-        let r = try ctx.call("plan.get", ["uuid": .string(a.positional[0])], echo: false)
-        guard let planJSON = r.object("plan") else { throw ClientError.malformed("plan.get answered without a plan") }
-        let plan: WorkoutPlan
-        do { plan = try JSONDecoder().decode(WorkoutPlan.self, from: Data(JSONWriter.bytes(.object(planJSON)))) } catch {
-            throw ClientError.malformed("plan.get answered a plan this strapctl cannot read: \(error)")
-        }
+        let plan = try fetch(a.positional[0], ctx, echo: false)
         let now = Int64(time(nil)) * 1000
         let bytes = FITWorkoutFile.encode(plan, created: now)
         guard FileManager.default.createFile(atPath: a.positional[1], contents: Data(bytes)) else {
@@ -120,6 +110,15 @@ enum PlanCommands {
         let r = try ctx.call("plan.delete", ["uuid": .string(uuid)])
         if !ctx.json { ctx.sink.print("deleted \(r.string("deleted") ?? uuid)") }
         return ExitCode.success
+    }
+
+    /// `plan.get`'s plan, decoded as strapd validated it.
+    static func fetch(_ uuid: String, _ ctx: CommandContext, echo: Bool) throws -> WorkoutPlan {
+        let r = try ctx.call("plan.get", ["uuid": .string(uuid)], echo: echo)
+        guard let planJSON = r.object("plan") else { throw ClientError.malformed("plan.get answered without a plan") }
+        do { return try JSONDecoder().decode(WorkoutPlan.self, from: Data(JSONWriter.bytes(.object(planJSON)))) } catch {
+            throw ClientError.malformed("plan.get answered a plan this strapctl cannot read: \(error)")
+        }
     }
 
     /// The plan as a person checks it before riding: one line per step, in riding order.

@@ -25,7 +25,7 @@ public enum Strapctl {
           profile get [--athlete NAME] FIELD            one field (exit 6 when unset)
           plan list|save|show|delete ...                structured workouts (see strapctl plan help)
           decode CHAR HEX...      decode one GATT packet offline (see strapctl decode --help)
-          web url [--state-dir DIR]
+          web url [--overlay] [--state-dir DIR]
                                   strapd-web's dashboard URL with its token (root: the token is secret)
           help                    this text
         TIME is RFC 3339, now, or relative: -15m, -2h, -1d. The socket is $STRAPD_SOCKET or

@@ -7,8 +7,9 @@ import StrapWire
 /// link strapd-web; the file is their whole contract (docs/web.md, "The token").
 enum WebCommands {
     static let usage = """
-        usage: strapctl web url [--state-dir DIR]
+        usage: strapctl web url [--overlay] [--state-dir DIR]
           url    print strapd-web's dashboard URL (with its token) from DIR/url
+          --overlay  the overlay's read-only URL instead, from DIR/overlay-url (for OBS: it cannot steer)
         DIR: strapd-web's state directory; default /var/lib/strapd-web (under systemd's
         DynamicUser= a symlink to /var/lib/private/strapd-web, readable by root only).
         """
@@ -19,15 +20,17 @@ enum WebCommands {
     /// tried, in this order.
     static let defaultStateDirectories = ["/var/lib/strapd-web", "/var/lib/private/strapd-web"]
     static let urlFileName = "url"
+    /// strapd-web's `AccessToken.overlayURLFileName`.
+    static let overlayURLFileName = "overlay-url"
 
     static func run(_ args: [String], _ context: CommandContext) throws -> Int32 {
         guard let sub = args.first else { throw UsageError(message: "web needs a subcommand") }
         switch sub {
         case "url":
-            let a = try Arguments(Array(args.dropFirst()), options: ["state-dir"], flags: [])
+            let a = try Arguments(Array(args.dropFirst()), options: ["state-dir"], flags: ["overlay"])
             guard a.positional.isEmpty else { throw UsageError(message: "web url takes no argument '\(a.positional[0])'") }
             let directories = a.value("state-dir").map { [$0] } ?? defaultStateDirectories
-            let url = try readURL(in: directories)
+            let url = try readURL(in: directories, file: a.flag("overlay") ? overlayURLFileName : urlFileName)
             if context.json {
                 context.sink.print(JSONWriter.string(.object(["url": .string(url)])))
             } else {
@@ -45,12 +48,12 @@ enum WebCommands {
     /// The URL in the first directory that has a url file. When none has, the first error
     /// that says more than "no such file" wins: a permission refused on the symlink's target
     /// tells the user to use sudo, where "missing" would mislead.
-    static func readURL(in directories: [String]) throws(WebURLError) -> String {
+    static func readURL(in directories: [String], file: String = urlFileName) throws(WebURLError) -> String {
         var errors: [WebURLError] = []
         for directory in directories {
-            do throws(WebURLError) { return try readURL(at: directory + "/" + urlFileName) } catch { errors.append(error) }
+            do throws(WebURLError) { return try readURL(at: directory + "/" + file) } catch { errors.append(error) }
         }
-        throw errors.first(where: { !$0.isMissing }) ?? errors.first ?? .missing(urlFileName)
+        throw errors.first(where: { !$0.isMissing }) ?? errors.first ?? .missing(file)
     }
 
     static func readURL(at path: String) throws(WebURLError) -> String {

@@ -57,7 +57,8 @@ public final class DeviceDirectory: Sendable {
     private static func noteQuiet(_ address: SensorAddress, _ characteristic: GATTCharacteristic, at time: Millis,
                                   in devices: inout [SensorAddress: DeviceInfo]) {
         let measurement = characteristic == .heartRateMeasurement || characteristic == .cscMeasurement
-            || characteristic == .rscMeasurement
+            || characteristic == .rscMeasurement || characteristic == .cyclingPowerMeasurement
+            || characteristic == .indoorBikeData
         update(address, in: &devices) { info in
             info.lastSeen = max(info.lastSeen ?? time, time)
             if measurement { info.notifications += 1 }
@@ -76,7 +77,8 @@ public final class DeviceDirectory: Sendable {
             while j < samples.endIndex, samples[j].device === device {
                 let s = samples[j]
                 lastSeen = max(lastSeen, s.end)
-                if s.type == .heartRate || s.type == .cyclingSpeed || s.type == .cyclingCadence || s.type == .runningSpeed {
+                if s.type == .heartRate || s.type == .cyclingSpeed || s.type == .cyclingCadence || s.type == .runningSpeed
+                    || s.type == .cyclingPower {
                     notifications += 1
                 }
                 j += 1

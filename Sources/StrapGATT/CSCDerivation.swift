@@ -155,6 +155,14 @@ public struct CSCDerivation: Sendable {
             }
             return (waited > 0 ? min(last, unitPerRevolution / waited) : last, 0)
         }
+        // A stop longer than one event-time period, with packets repeating the old event time
+        // all along: Δt mod 2¹⁶ is ambiguous even though packets kept arriving.
+        if now - ch.lastNewEventAt > 65536 / ticksPerSecond {
+            warnings.insert(.rebaselined)
+            ch.lastRate = nil
+            ch.rebaseline(revolutions: revolutions, eventTime: eventTime, at: now)
+            return (nil, 0)
+        }
         let seconds = Double(ticks) / ticksPerSecond
         let rawDelta = (UInt64(revolutions) &+ modulus &- UInt64(ch.revolutions)) % modulus
         if reverse, modulus - rawDelta <= UInt64(configuration.reverseMotionWindow) {

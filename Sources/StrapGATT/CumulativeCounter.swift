@@ -48,6 +48,12 @@ public struct CumulativeCounter: Sendable, Equatable {
         CumulativeCounter(bitWidth: 16, maxRatePerSecond: 2, minimumPlausibleStep: 20, saturationValue: 0xFFFF)
     }
 
+    /// FTMS Indoor Bike Data Total Distance in m: uint24, wraps at 2²⁴ (16 777 km, never in a
+    /// ride, but a trainer's reset puts it back to 0); 30 m/s is CSCDerivation's speed gate.
+    public static func indoorBikeTotalDistance() -> CumulativeCounter {
+        CumulativeCounter(bitWidth: 24, maxRatePerSecond: 30, minimumPlausibleStep: 50)
+    }
+
     /// Forget the baseline (after a reconnect the first value is a baseline again).
     public mutating func rebaseline() { last = nil }
 

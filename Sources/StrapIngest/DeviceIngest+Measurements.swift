@@ -71,6 +71,11 @@ extension DeviceIngest {
         let d = csc.update(m, receivedAt: monotonic)
         let start = lastCSCTime ?? wall
         lastCSCTime = wall
+        revolutions(d, since: start, wall: wall, into: &out)
+    }
+
+    /// Speed, cadence and distance from either service's revolution data (CSC or Cycling Power).
+    func revolutions(_ d: CSCDerivation.Output, since start: Millis, wall: Millis, into out: inout Output) {
         let meta = d.warnings.isEmpty ? [:] : ["warnings": d.warnings.names.joined(separator: ",")]
         if let speed = d.speed { out.samples.append(sample(.cyclingSpeed, speed, wall, metadata: meta)) }
         if let cadence = d.cadence { out.samples.append(sample(.cyclingCadence, cadence, wall, metadata: meta)) }

@@ -56,11 +56,19 @@ public struct DeviceIngest: Sendable {
     var lastCSCTime: Millis?
     var lastEnergyTime: Millis?
     var lastRSCTime: Millis?
+    /// Cycling Power's revolution data: its own baselines, apart from a CSC service's, since
+    /// its wheel clock ticks twice as fast.
+    var powerRevolutions: CSCDerivation
+    var lastPowerTime: Millis?
+    var indoorBike = IndoorBikeDataAssembler()
+    var indoorBikeDistance = CumulativeCounter.indoorBikeTotalDistance()
+    var lastIndoorBikeTime: Millis?
 
     public init(device: Device, settings: Settings = Settings()) {
         self.device = device
         self.settings = settings
         csc = CSCDerivation(configuration: .init(wheelCircumference: settings.wheelCircumference))
+        powerRevolutions = CSCDerivation(configuration: .init(wheelCircumference: settings.wheelCircumference))
     }
 
     public mutating func linkRestarted() {
@@ -71,6 +79,12 @@ public struct DeviceIngest: Sendable {
         lastCSCTime = nil
         lastEnergyTime = nil
         lastRSCTime = nil
+        powerRevolutions.reset()
+        lastPowerTime = nil
+        // Half a record from the old link never joins the new link's.
+        indoorBike.reset()
+        indoorBikeDistance.rebaseline()
+        lastIndoorBikeTime = nil
     }
 
     /// - Parameters:
@@ -114,12 +128,19 @@ public struct DeviceIngest: Sendable {
                     device = updated
                     out.changes.append(.identity(updated))
                 }
+            case .cyclingPowerMeasurement:
+                power(try CyclingPowerMeasurement.decode(value), wall: wall, monotonic: monotonic, into: &out)
+            case .indoorBikeData:
+                if let record = indoorBike.add(try IndoorBikeData.decode(value)) {
+                    indoorBikeRecord(record, wall: wall, monotonic: monotonic, into: &out)
+                }
             case .heartRateControlPoint, .scControlPoint, .cscFeature, .rscFeature:
                 break       // configuration, not measurements
-            case .cyclingPowerMeasurement, .cyclingPowerFeature, .cyclingPowerControlPoint, .fitnessMachineFeature,
-                 .indoorBikeData, .trainingStatus, .supportedResistanceLevelRange, .supportedPowerRange,
+            case .cyclingPowerFeature, .fitnessMachineFeature:
+                break       // what the sensor can report, read on connect: no sample
+            case .cyclingPowerControlPoint, .trainingStatus, .supportedResistanceLevelRange, .supportedPowerRange,
                  .fitnessMachineControlPoint, .fitnessMachineStatus:
-                break       // decoded by StrapGATT; not ingested as samples yet (issue 35)
+                break       // the trainer's control path (StrapTrainer), not samples
             }
         } catch {
             out.rejected = error

@@ -1,13 +1,14 @@
 import StrapGATT
 
 /// The set of simulated devices `strapd --simulate[=N]` runs (docs/product.md §3.5): by default one
-/// heart rate strap and one speed/cadence sensor; with N, kinds cycle HR, CSC, RSC, HR, ...
+/// heart rate strap and one speed/cadence sensor; with N, kinds cycle HR, CSC, RSC, HR, ... (a
+/// power meter only when named: `[simulate] devices = hr, power`, so N keeps its old meaning).
 public struct Simulation: Sendable {
     public internal(set) var devices: [any SimulatedDevice]
 
     public init(count: Int? = nil, seed: UInt64 = 1, dropouts: DropoutSchedule = DropoutSchedule(), scenario: Scenario = .random) {
         let n = max(1, count ?? 2)
-        self.init(kinds: (0..<n).map { Kind.allCases[$0 % 3] }, seed: seed, dropouts: dropouts, scenario: scenario)
+        self.init(kinds: (0..<n).map { Kind.cycled[$0 % Kind.cycled.count] }, seed: seed, dropouts: dropouts, scenario: scenario)
     }
 
     /// Everything every device did up to `time`, merged in time order.
@@ -26,9 +27,11 @@ public struct Simulation: Sendable {
 }
 
 extension Simulation {
-    /// A kind of simulated sensor, as `[simulate] devices = hr, csc, rsc` names them.
+    /// A kind of simulated sensor, as `[simulate] devices = hr, csc, rsc, power` names them.
     public enum Kind: String, Sendable, CaseIterable {
-        case hr, csc, rsc
+        case hr, csc, rsc, power
+        /// What `--simulate=N` cycles through.
+        static let cycled: [Kind] = [.hr, .csc, .rsc]
     }
 
     /// How the simulated athlete moves (`--simulate-scenario`).
@@ -59,6 +62,7 @@ extension Simulation {
             case .hr: return SimulatedHeartRateStrap(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
             case .csc: return SimulatedSpeedCadenceSensor(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
             case .rsc: return SimulatedFootPod(index: index, seed: deviceSeed, dropouts: dropouts)
+            case .power: return SimulatedPowerMeter(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
             }
         }
     }

@@ -31,6 +31,10 @@ public enum AccessToken {
     /// (`strapctl web url` prints it; strapctl does not link StrapWeb and names the file
     /// itself, `WebCommands.urlFileName`: the two must stay equal).
     public static let urlFileName = "url"
+    /// The overlay's read-only token and its URL (docs/web.md, "The overlay token"): a second
+    /// secret, so the URL pasted into OBS, which a stream's viewers may glimpse, cannot steer.
+    public static let overlayFileName = "overlay-token"
+    public static let overlayURLFileName = "overlay-url"
 
     public static func generate() -> String {
         var rng = SystemRandomNumberGenerator()
@@ -41,8 +45,8 @@ public enum AccessToken {
     }
 
     /// Reads the token in `directory`, or makes one (O_EXCL, 0600) when there is none.
-    public static func loadOrCreate(in directory: String) throws(TokenFileError) -> String {
-        let path = directory + "/" + fileName
+    public static func loadOrCreate(in directory: String, file: String = fileName) throws(TokenFileError) -> String {
+        let path = directory + "/" + file
         if let existing = try read(path) { return existing }
         let token = generate()
         try create(token + "\n", at: path)
@@ -50,8 +54,8 @@ public enum AccessToken {
     }
 
     /// Writes the URL file next to the token (0600, replaced atomically).
-    public static func writeURL(_ url: String, in directory: String) throws(TokenFileError) {
-        let path = directory + "/" + urlFileName
+    public static func writeURL(_ url: String, in directory: String, file: String = urlFileName) throws(TokenFileError) {
+        let path = directory + "/" + file
         do throws(SystemCallError) { try Syscalls.live.writeFileAtomically(Array((url + "\n").utf8), to: path, mode: 0o600) } catch {
             throw TokenFileError(error, path: path)
         }

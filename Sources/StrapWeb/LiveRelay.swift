@@ -19,6 +19,8 @@ public final class LiveRelay: Sendable {
 
     private struct State {
         var subscribers: [Int: EventStream] = [:]
+        /// The overlay token's clients (a subset of `subscribers`): they get heart rates only.
+        var overlays: Set<Int> = []
         var nextID = 0
         var heartRates: [String: HeartRate] = [:]
         var subscribed = false
@@ -76,12 +78,21 @@ public final class LiveRelay: Sendable {
     public var heartRates: [String: HeartRate] { state.withLock { $0.heartRates } }
 
     /// A new Server-Sent Events client; it leaves by itself when its connection ends.
-    public func subscribe() -> EventStream {
+    /// `overlay`: the read-only token's client, which gets `sample` events of heart rates
+    /// only, each cut to `overlaySample` (what /overlay shows): the overlay URL sits in a
+    /// streamer's OBS, and needs no workouts, other sensors or device metadata.
+    public func subscribe(overlay: Bool = false) -> EventStream {
         state.withLock { s in
             let id = s.nextID
             s.nextID += 1
-            let stream = EventStream { [weak self] in self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+            let stream = EventStream { [weak self] in
+                self?.state.withLock {
+                    _ = $0.subscribers.removeValue(forKey: id)
+                    $0.overlays.remove(id)
+                }
+            }
             s.subscribers[id] = stream
+            if overlay { s.overlays.insert(id) }
             return stream
         }
     }
@@ -99,7 +110,23 @@ public final class LiveRelay: Sendable {
             if let value { state.withLock { $0.heartRates[address] = HeartRate(name: name, beatsPerMinute: value) } }
         }
         let chunk = EventStream.frame(event: event.kind, data: JSONWriter.bytes(.object(event.data)))
-        for stream in state.withLock({ Array($0.subscribers.values) }) { stream.push(chunk) }
+        let streams = state.withLock { s in s.subscribers.map { (stream: $0.value, overlay: s.overlays.contains($0.key)) } }
+        // Cut only when an overlay listens: most samples reach dashboards alone.
+        let overlayChunk = !streams.contains { $0.overlay } ? nil
+            : Self.overlaySample(event).map { EventStream.frame(event: "sample", data: JSONWriter.bytes(.object($0))) }
+        for (stream, overlay) in streams {
+            if !overlay { stream.push(chunk) } else if let overlayChunk { stream.push(overlayChunk) }
+        }
+    }
+
+    /// A heart-rate sample as the overlay gets it: type, value, and the device's address and
+    /// name; nil for every other event.
+    static func overlaySample(_ event: RawEvent) -> JSONObject? {
+        guard event.kind == "sample", case .string("heartRate")? = event.data["type"], let value = event.data["value"],
+              case .object(let device)? = event.data["device"] else { return nil }
+        var cut: JSONObject = [:]
+        for key in ["address", "name"] { cut[key] = device[key] }
+        return ["type": .string("heartRate"), "value": value, "device": .object(cut)]
     }
 }
 

@@ -21,6 +21,9 @@ public final class WebApp: Sendable {
         case .answered(let r): response = r
         case .allowed(let authentication):
             response = request.bodyTooLarge ? .text(413, "request body over \(HTTPServer.maximumBody) bytes\n") : route(request, authentication)
+            if case .overlay(let opened?) = authentication {
+                response.headers.append(("Set-Cookie", WebSecurity.cookie(opened, name: WebSecurity.overlayCookieName)))
+            }
         }
         if request.path.hasPrefix("/api/") { response = Self.jsonRefusal(response) }
         response.headers += WebSecurity.headers
@@ -31,7 +34,8 @@ public final class WebApp: Sendable {
         let get = request.method == "GET" || request.method == "HEAD"
         switch (request.path, get) {
         case ("/metrics", true): return metrics()
-        case ("/events", true): return events()
+        case ("/events", true): return events(overlay: authentication.isOverlay)
+        case (let path, true) where OverlayPage.paths.contains(path): return OverlayPage.response(path, request, link: link)
         case ("/api/status", true): return forward("status")
         case ("/api/devices", true): return forward("devices.list")
         case ("/api/sessions", true): return openSessions()
@@ -117,9 +121,9 @@ public final class WebApp: Sendable {
         return .text(200, text, type: PrometheusMetrics.contentType)
     }
 
-    private func events() -> HTTPResponse {
+    private func events(overlay: Bool) -> HTTPResponse {
         HTTPResponse(status: 200, headers: [("Content-Type", "text/event-stream"), ("X-Accel-Buffering", "no")],
-                     body: .stream(relay.subscribe()))
+                     body: .stream(relay.subscribe(overlay: overlay)))
     }
 
     /// One of strapd's read operations as JSON, its result unchanged (the socket's shape,

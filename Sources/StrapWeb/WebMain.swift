@@ -64,24 +64,33 @@ public enum WebMain {
         let options: WebOptions
         do { options = try WebOptions(arguments: arguments) } catch { fail("\(error)\n\(WebOptions.usage)", code: 2) }
         let listener: Listener
-        let token: String
+        let token: String, overlayToken: String
         do {
             listener = try Listener.activated() ?? Listener.bind(options.listen)
             token = try AccessToken.loadOrCreate(in: options.stateDirectory)
+            overlayToken = try AccessToken.loadOrCreate(in: options.stateDirectory, file: AccessToken.overlayFileName)
         } catch { fail("\(error)", code: 1) }
+        // A copied file would make the read-only URL a steering one.
+        if AccessToken.matches(overlayToken, token) { fail("\(options.stateDirectory)/\(AccessToken.overlayFileName) equals the token; remove it", code: 1) }
         let url = "http://\(listener.address)/?token=\(token)"
-        do { try AccessToken.writeURL(url, in: options.stateDirectory) } catch { fail("\(error)", code: 1) }
+        let overlayURL = "http://\(listener.address)/overlay?token=\(overlayToken)"
+        do {
+            // `url` last: its appearing says both are written (the tests wait for it).
+            try AccessToken.writeURL(overlayURL, in: options.stateDirectory, file: AccessToken.overlayURLFileName)
+            try AccessToken.writeURL(url, in: options.stateDirectory)
+        } catch { fail("\(error)", code: 1) }
 
         let link = DaemonLink(socket: options.socket)
         let relay = LiveRelay()
         let sessions = SessionBook()
-        let app = WebApp(link: link, relay: relay, security: WebSecurity(token: token, sessions: sessions, extraHosts: options.allowedHosts),
+        let app = WebApp(link: link, relay: relay, security: WebSecurity(token: token, sessions: sessions, overlayToken: overlayToken,
+                                                                          extraHosts: options.allowedHosts),
                          sessions: sessions)
         let server = HTTPServer { app.handle($0) }
         relay.start(link)
         do { try server.start(listener: listener.fd) } catch { fail("\(error)", code: 1) }
         // The token stays out of the log (journals are widely readable): the URL file, 0600, has it.
-        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName)\n")
+        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName), the overlay's in \(AccessToken.overlayURLFileName)\n")
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)

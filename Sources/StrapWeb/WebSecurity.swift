@@ -5,6 +5,15 @@ public enum Authentication: Equatable, Sendable {
     case bearer
     /// The session cookie the token URL set: a browser.
     case session(String)
+    /// The overlay's read-only token, by any of the three ways: it opens `WebSecurity.overlayPaths`
+    /// and nothing else. `opened` is the overlay session its `?token=` just opened, for the
+    /// answer's cookie.
+    case overlay(opened: String?)
+
+    var isOverlay: Bool {
+        if case .overlay = self { return true }
+        return false
+    }
 }
 
 /// The rules every request passes before any endpoint sees it (docs/web.md, "Security"),
@@ -31,26 +40,46 @@ public struct WebSecurity: Sendable {
 
     let token: String
     let sessions: SessionBook
+    /// nil: no overlay token (a test's server); only the main token opens anything.
+    let overlayToken: String?
+    let overlaySessions = SessionBook()
+    public static let overlayCookieName = "strapd_web_overlay"
+    /// All the overlay token opens, with GET or HEAD only: the page, its two files, and the
+    /// live stream (which it gets filtered, LiveRelay.subscribe(overlay:)).
+    public static let overlayPaths: Set<String> = ["/overlay", "/overlay.js", "/overlay.css", "/events"]
     /// Host names (lower case, no port) a request may name in its Host header.
     let allowedHosts: Set<String>
 
     /// `localhost` and the loopback addresses are always allowed; `extraHosts` adds names an
     /// administrator puts in front (`--allow-host`). A DNS-rebinding page reaches strapd-web
     /// under its own name, which is on no list.
-    public init(token: String, sessions: SessionBook, extraHosts: [String] = []) {
+    public init(token: String, sessions: SessionBook, overlayToken: String? = nil, extraHosts: [String] = []) {
         self.token = token
         self.sessions = sessions
+        self.overlayToken = overlayToken
         allowedHosts = Set(["localhost", "127.0.0.1", "[::1]"] + extraHosts.map { $0.lowercased() })
     }
 
     public func check(_ request: HTTPRequest) -> Verdict {
         check(method: request.method, path: request.path, host: request.header("Host"), origin: request.header("Origin"),
               authorization: request.header("Authorization"), cookie: request.cookie(SessionBook.cookieName),
-              queryToken: request.query("token"))
+              queryToken: request.query("token"), overlayCookie: request.cookie(Self.overlayCookieName))
     }
 
     public func check(method: String, path: String, host: String?, origin: String?, authorization: String?,
-                      cookie: String?, queryToken: String?) -> Verdict {
+                      cookie: String?, queryToken: String?, overlayCookie: String? = nil) -> Verdict {
+        let verdict = authenticate(method: method, path: path, host: host, origin: origin, authorization: authorization,
+                                   cookie: cookie, queryToken: queryToken, overlayCookie: overlayCookie)
+        // Read-only: whatever the Origin, whatever the path's own rules, the overlay token
+        // reads the overlay and its stream, and nothing else.
+        if case .allowed(.overlay) = verdict, !((method == "GET" || method == "HEAD") && Self.overlayPaths.contains(path)) {
+            return .answered(.text(403, "the overlay token opens GET /overlay and /events only\n"))
+        }
+        return verdict
+    }
+
+    private func authenticate(method: String, path: String, host: String?, origin: String?, authorization: String?,
+                              cookie: String?, queryToken: String?, overlayCookie: String?) -> Verdict {
         guard let host, allowedHosts.contains(Self.hostName(host)) else {
             return .answered(.text(403, "host not allowed: strapd-web answers only to the names in docs/web.md (--allow-host)\n"))
         }
@@ -71,10 +100,17 @@ public struct WebSecurity: Sendable {
             }
         }
         if let bearer {
-            guard AccessToken.matches(bearer, token) else { return .answered(Self.unauthorized) }
-            return .allowed(.bearer)
+            if AccessToken.matches(bearer, token) { return .allowed(.bearer) }
+            if let overlayToken, AccessToken.matches(bearer, overlayToken) { return .allowed(.overlay(opened: nil)) }
+            return .answered(Self.unauthorized)
         }
         if let cookie, sessions.isOpen(cookie) { return .allowed(.session(cookie)) }
+        if let overlayCookie, overlaySessions.isOpen(overlayCookie) { return .allowed(.overlay(opened: nil)) }
+        if safe, let queryToken, let overlayToken, AccessToken.matches(queryToken, overlayToken) {
+            // No redirect, unlike the main token: the overlay's settings are in its query, and
+            // OBS shows no address bar. The cookie carries the page's own requests.
+            return .allowed(.overlay(opened: overlaySessions.open()))
+        }
         if safe, let queryToken, AccessToken.matches(queryToken, token) {
             // The token leaves the address bar (and the history) at once: the cookie carries on.
             let session = sessions.open()
@@ -86,8 +122,8 @@ public struct WebSecurity: Sendable {
         return .answered(Self.unauthorized)
     }
 
-    public static func cookie(_ session: String) -> String {
-        "\(SessionBook.cookieName)=\(session); Path=/; HttpOnly; SameSite=Strict"
+    public static func cookie(_ session: String, name: String = SessionBook.cookieName) -> String {
+        "\(name)=\(session); Path=/; HttpOnly; SameSite=Strict"
     }
 
     static let unauthorized = HTTPResponse(status: 401, headers: [("Content-Type", "text/plain; charset=utf-8"), ("WWW-Authenticate", "Bearer")],

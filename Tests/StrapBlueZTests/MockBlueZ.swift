@@ -52,6 +52,10 @@ final class RecordingSink: SensorSink, @unchecked Sendable {
         case "00002a37-0000-1000-8000-00805f9b34fb": return u32(2)
         case "00002a5b-0000-1000-8000-00805f9b34fb": return u32(1)
         case "00002a53-0000-1000-8000-00805f9b34fb": return u32(4)
+        case "00002a63-0000-1000-8000-00805f9b34fb": return u32(5)
+        case "00002ad2-0000-1000-8000-00805f9b34fb":
+            guard v.count >= 9 else { return nil }
+            return UInt32(v[6]) | UInt32(v[7]) << 8 | UInt32(v[8]) << 16
         default: return nil
         }
     }

@@ -1,5 +1,6 @@
 import StrapBlueZ
 import StrapDBus
+import StrapGATT
 import Testing
 
 /// The mirror's handling of odd input from the bus: never a crash, always a clear problem.
@@ -52,6 +53,19 @@ import Testing
                   interfaces: Self.ifaces([("org.bluez.GattService1", .vardict([("UUID", .string("0000180D-0000-1000-8000-00805F9B34FB")), ("Device", .objectPath(Self.dev))]))]))
         #expect(m.services(of: Self.dev).map(\.uuid) == ["0000180d-0000-1000-8000-00805f9b34fb"])
         #expect(m.services(of: Self.dev).first?.device == Self.dev)
+    }
+
+    /// Power meters and trainers are sensors; a trainer offering Cycling Power beside FTMS
+    /// streams Indoor Bike Data alone (docs/decoding.md#power-and-trainer-samples).
+    @Test func powerMeterAndTrainerServices() {
+        let cps = "00001818-0000-1000-8000-00805f9b34fb", ftms = "00001826-0000-1000-8000-00805F9B34FB"
+        #expect(SensorService.discoveryUUIDs.contains(cps) && SensorService.discoveryUUIDs.contains(ftms.lowercased()))
+        #expect(SensorService.advertised(in: [cps]) == [.cyclingPower])
+        #expect(SensorService.streamed(SensorService.advertised(in: [cps])).map(\.measurement) == [.cyclingPowerMeasurement])
+        let trainer = SensorService.advertised(in: [ftms, cps])
+        #expect(trainer == [.cyclingPower, .fitnessMachine])
+        #expect(SensorService.streamed(trainer).map(\.measurement) == [.indoorBikeData])
+        #expect(SensorService.streamed([.heartRate, .cyclingPower]) == [.heartRate, .cyclingPower])
     }
 
     /// bluetoothd 5.66 may send ServicesResolved=true after a reconnect without ever sending

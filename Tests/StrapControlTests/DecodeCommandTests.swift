@@ -84,6 +84,18 @@ import Testing
         #expect(lines[3] == #"{"speed":4,"cadence":120,"distance":6,"warnings":[]}"#)
     }
 
+    /// Cycling Power revolution data: the wheel event time is in 1/2048 s, so 2 revolutions
+    /// from 2048 to 4096 ticks are 1 s (4.21 m/s at 2.105 m); the crank's is 1/1024 s.
+    @Test func sequenceOfCyclingPowerPackets() {
+        let out = run("cycling-power-measurement", "--sequence",
+                      "30 00 64 00 00010000 0008 2a00 0004",
+                      "30 00 6e 00 02010000 0010 2b00 0008")
+        #expect(out.exitCode == 0, "\(out.stderr)")
+        let lines = out.stdout.split(separator: "\n").map(String.init)
+        #expect(lines == [#"{"speed":null,"cadence":null,"distance":null,"warnings":[]}"#,
+                          #"{"speed":4.21,"cadence":60,"distance":4.21,"warnings":[]}"#])
+    }
+
     @Test func sequenceDecaysToZeroWhenStopped() {
         let packets = ["02 0000 0000", "02 0100 0004"] + Array(repeating: "02 0100 0004", count: 4)
         let out = Strapctl.run(["decode", "2a5b", "--sequence"] + packets)

@@ -32,6 +32,22 @@ import Testing
         #expect(json.stdout == #"{"url":"\#(url)"}"# + "\n")
     }
 
+    /// `--overlay` reads the overlay's own file, never the steering URL; without that file it
+    /// is exit 3 even when `url` is there.
+    @Test func overlayPrintsTheReadOnlyURL() throws {
+        let dir = try tempDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try writeURLFile(url + "\n", in: dir)
+        #expect(Strapctl.run(["web", "url", "--overlay", "--state-dir", dir]).exitCode == ExitCode.unreachable)
+        let overlay = "http://127.0.0.1:8420/overlay?token=" + String(repeating: "0b5a", count: 16)
+        #expect(FileManager.default.createFile(atPath: dir + "/overlay-url", contents: Data((overlay + "\n").utf8),
+                                               attributes: [.posixPermissions: 0o600]))
+        let out = Strapctl.run(["web", "url", "--overlay", "--state-dir", dir])
+        #expect(out.exitCode == ExitCode.success)
+        #expect(out.stdout == overlay + "\n")
+        #expect(Strapctl.run(["web", "url", "--state-dir", dir]).stdout == url + "\n")
+    }
+
     @Test func aMissingFileIsExitThreeAndSaysHowToStartStrapdWeb() throws {
         let dir = try tempDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -116,6 +132,6 @@ import Testing
     func usageErrorsAreExitTwoWithTheWebUsage(_ args: [String]) {
         let out = Strapctl.run(args)
         #expect(out.exitCode == ExitCode.usage)
-        #expect(out.stderr.contains("usage: strapctl web url [--state-dir DIR]"))
+        #expect(out.stderr.contains("usage: strapctl web url [--overlay] [--state-dir DIR]"))
     }
 }

@@ -10,6 +10,56 @@ import StrapGATT
         #expect(s.devices.map(\.identity.model) == ["SIM-HR", "SIM-CSC"])
         #expect(Simulation(count: 4).devices.map(\.identity.model) == ["SIM-HR", "SIM-CSC", "SIM-RSC", "SIM-HR"])
         #expect(Set(Simulation(count: 6).devices.map(\.identity.address)).count == 6)
+        // A power meter only when named: `--simulate=N` keeps cycling HR, CSC, RSC.
+        #expect(Simulation(kinds: [.hr, .power]).devices.map(\.identity.model) == ["SIM-HR", "SIM-CPS"])
+        #expect(Simulation(count: 8).devices.allSatisfy { $0.identity.model != "SIM-CPS" })
+    }
+
+    /// An hour of the power meter: real 0x2A63 bytes, a ride averaging about 200 W with
+    /// intervals near 300 W and rests, the left pedal's share near 50 %, and a cadence from
+    /// the crank revolution data (CSC rules, 1/1024 s) that matches the effort, across wraps.
+    @Test func powerMeterRidesAroundTwoHundredWattsWithIntervals() throws {
+        var meter = SimulatedPowerMeter(index: 0, seed: 17, dropouts: .none)
+        var derivation = CSCDerivation()
+        var watts: [Double] = [], cadences: [Double] = []
+        var balances: [Double] = [], pedallingWatts: [Double] = []
+        var previousCrank: CyclingPowerMeasurement.CrankRevolutionData?
+        var crankWraps = 0, reads: [GATTCharacteristic] = []
+        for (time, event) in meter.advance(to: 3600) {
+            switch event {
+            case let .notification(characteristic, value):
+                #expect(characteristic == .cyclingPowerMeasurement)
+                let m = try CyclingPowerMeasurement.decode(value)
+                #expect(m.warnings.isEmpty && m.pedalPowerBalanceReference == .left && m.wheel == nil)
+                watts.append(Double(m.instantaneousPower))
+                if let b = m.pedalPowerBalancePercent { balances.append(b) } else { #expect(m.instantaneousPower == 0) }
+                let crank = try #require(m.crank)
+                if let p = previousCrank, crank.revolutions < p.revolutions { crankWraps += 1 }
+                let fresh = previousCrank.map { $0.eventTime != crank.eventTime } ?? false
+                previousCrank = crank
+                let out = derivation.update(m, receivedAt: time)
+                #expect(!out.warnings.contains(.implausibleCadence), "at \(time)")
+                // A new crank event: the rider pedals (while stopping, the derivation holds decaying values).
+                if fresh, let c = out.cadence {
+                    cadences.append(c)
+                    pedallingWatts.append(Double(m.instantaneousPower))
+                }
+            case let .read(characteristic, _): reads.append(characteristic)
+            case .connected: #expect(time == 0)
+            case .disconnected: Issue.record("dropout at \(time) with dropouts off")
+            }
+        }
+        #expect(watts.count == 3600)
+        let mean = watts.reduce(0, +) / Double(watts.count)
+        #expect(mean > 170 && mean < 240, "mean \(mean) W")
+        #expect(watts.filter { $0 > 260 }.count > 300, "intervals")
+        #expect(watts.filter { $0 == 0 }.count > 30, "rests")
+        #expect(balances.allSatisfy { $0 >= 46 && $0 <= 54 } && balances.count > 3000)
+        #expect(crankWraps >= 1)
+        #expect(cadences.count > 3000 && cadences.allSatisfy { $0 > 75 && $0 < 110 }, "\(cadences.min()!)–\(cadences.max()!)")
+        // Cadence and power go together: pedalling is an effort (a block may turn to rest between two events).
+        #expect(pedallingWatts.filter { $0 > 150 }.count > pedallingWatts.count * 95 / 100)
+        #expect(reads.contains(.cyclingPowerFeature) && reads.contains(.sensorLocation))
     }
 
     @Test func sameSeedSameSession() {

@@ -68,8 +68,17 @@ struct NotifyListener {
         #expect(pinger.interval == .milliseconds(200))
         pinger.start()
         defer { pinger.stop() }
-        #expect(listener.receive() == "WATCHDOG=1")
-        #expect(listener.receive() == "WATCHDOG=1")
+        // NOTIFY_SOCKET is the process's: another suite running at the same time may notify
+        // READY=1 or STATUS through it. Only the pinger's datagrams are this test's.
+        func nextWatchdog() -> String? {
+            for _ in 0..<20 {
+                guard let m = listener.receive() else { return nil }
+                if m.hasPrefix("WATCHDOG") { return m }
+            }
+            return nil
+        }
+        #expect(nextWatchdog() == "WATCHDOG=1")
+        #expect(nextWatchdog() == "WATCHDOG=1")
     }
 
     /// A notification socket nobody reads fills after net.unix.max_dgram_qlen datagrams and

@@ -153,7 +153,10 @@ import StrapWire
         defer { store.close() }
         var stored: [Int] = []
         for _ in 0..<50 {
-            let result = try? await store.request("samples.query", ["types": .array([.string("heartRate")]), "limit": .int(120),
+            // 1000: every value of the harness's strapd's life (1 Hz), not only the last two
+            // minutes: on a loaded machine the page's value can be minutes old by the time
+            // the script has finished and this query runs.
+            let result = try? await store.request("samples.query", ["types": .array([.string("heartRate")]), "limit": .int(1000),
                                                              "predicate": .object(["device": .object(["id": .string(address)])]),
                                                              "sort": .string("end"), "descending": .bool(true)])
             if case .array(let samples)? = result?["samples"] {

@@ -75,6 +75,13 @@ final class WebHarness {
         token = t
     }
 
+    /// The overlay's read-only token, from the overlay URL file strapd-web wrote beside `url`.
+    var overlayToken: String {
+        let url = (try? String(contentsOfFile: webState + "/" + AccessToken.overlayURLFileName, encoding: .utf8)) ?? ""
+        return URLComponents(string: url.trimmingCharacters(in: .whitespacesAndNewlines))?.queryItems?
+            .first(where: { $0.name == "token" })?.value ?? ""
+    }
+
     /// The Host header a browser on this machine sends.
     var host: String { "127.0.0.1:\(port)" }
     var bearer: (String, String) { ("Authorization", "Bearer \(token)") }

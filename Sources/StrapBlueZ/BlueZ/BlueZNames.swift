@@ -23,12 +23,16 @@ public enum BlueZInterface {
 /// The sensor services strapd pairs with, and the characteristic each one streams.
 public enum SensorService: String, Sendable, CaseIterable {
     case heartRate, cyclingSpeedAndCadence, runningSpeedAndCadence
+    /// Power meters (Cycling Power 0x1818) and indoor-bike trainers (Fitness Machine 0x1826).
+    case cyclingPower, fitnessMachine
 
     public var service: GATTService {
         switch self {
         case .heartRate: .heartRate
         case .cyclingSpeedAndCadence: .cyclingSpeedAndCadence
         case .runningSpeedAndCadence: .runningSpeedAndCadence
+        case .cyclingPower: .cyclingPower
+        case .fitnessMachine: .fitnessMachine
         }
     }
 
@@ -37,6 +41,8 @@ public enum SensorService: String, Sendable, CaseIterable {
         case .heartRate: .heartRateMeasurement
         case .cyclingSpeedAndCadence: .cscMeasurement
         case .runningSpeedAndCadence: .rscMeasurement
+        case .cyclingPower: .cyclingPowerMeasurement
+        case .fitnessMachine: .indoorBikeData
         }
     }
 
@@ -46,5 +52,13 @@ public enum SensorService: String, Sendable, CaseIterable {
     public static func advertised(in uuids: [String]) -> [SensorService] {
         let lower = Set(uuids.map { $0.lowercased() })
         return allCases.filter { lower.contains($0.service.uuidString) }
+    }
+
+    /// The services whose measurement a link subscribes to. A trainer with Fitness Machine and
+    /// Cycling Power beside it (for apps that read only CPS) streams Indoor Bike Data alone:
+    /// the same power twice from one device would double its samples, and FTMS is the
+    /// trainer's own service, with its speed, distance and, later, its control point.
+    public static func streamed(_ services: [SensorService]) -> [SensorService] {
+        services.contains(.fitnessMachine) ? services.filter { $0 != .cyclingPower } : services
     }
 }

@@ -197,7 +197,7 @@ public final class SensorLink: @unchecked Sendable {
 
     private func requiredUUIDs() -> [String]? {
         guard let path = devicePath, let device = client.mirror.device(path) else { return nil }
-        let services = options.services ?? SensorService.advertised(in: device.uuids)
+        let services = options.services ?? SensorService.streamed(SensorService.advertised(in: device.uuids))
         return services.map(\.measurement.uuidString)
     }
 
@@ -210,7 +210,8 @@ public final class SensorLink: @unchecked Sendable {
         guard let path = devicePath, let required = requiredUUIDs() else { return nil }
         let present = client.mirror.characteristics(of: path)
         if required.isEmpty {
-            let any = present.filter { c in SensorService.allCases.contains { $0.measurement.uuidString == c.uuid } }
+            let offered = SensorService.allCases.filter { s in present.contains { $0.uuid == s.measurement.uuidString } }
+            let any = SensorService.streamed(offered).compactMap { s in present.first { $0.uuid == s.measurement.uuidString } }
             return any.isEmpty ? nil : any
         }
         let found = required.compactMap { uuid in present.first { $0.uuid == uuid } }
@@ -382,7 +383,8 @@ public final class SensorLink: @unchecked Sendable {
     private func readDeviceInformation() {
         guard let path = devicePath, let device = client.mirror.device(path) else { return }
         if let pct = device.batteryPercentage { sink?.battery(device: address, percentage: pct) }
-        let wanted: [GATTCharacteristic] = [.batteryLevel, .bodySensorLocation, .sensorLocation, .manufacturerName, .modelNumber,
+        let wanted: [GATTCharacteristic] = [.batteryLevel, .bodySensorLocation, .sensorLocation, .cyclingPowerFeature,
+                                            .fitnessMachineFeature, .manufacturerName, .modelNumber,
                                             .serialNumber, .firmwareRevision, .hardwareRevision, .softwareRevision]
         for c in wanted {
             guard let char = characteristic(c.uuidString), char.flags.contains("read") else { continue }

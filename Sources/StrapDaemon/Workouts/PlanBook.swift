@@ -36,20 +36,10 @@ public final class PlanBook: Sendable {
                 quarantine: (_ path: String) throws(StrapError) -> String) throws(StrapError) {
         path = directory + "/" + Self.fileName
         self.persist = persist
-        var loaded: [UUID: WorkoutPlan] = [:]
-        var problem: String?
-        if let bytes = try load(path) {
-            struct Versioned: Decodable { var version: Int }
-            if let v = try? JSONDecoder().decode(Versioned.self, from: Data(bytes)).version, v > Self.formatVersion {
-                throw .newerFormat(NewerFormat(file: path, kind: "plan book", version: v, supported: Self.formatVersion))
-            }
-            do throws(StrapError) { loaded = try Self.decode(bytes) } catch {
-                let aside = try quarantine(path)
-                problem = "\(path): \(error); kept as \(aside), starting with no saved plans"
-            }
-        }
+        let (loaded, problem) = try VersionedBook.load(path: path, kind: "plan book", supported: Self.formatVersion, load: load,
+                                                       quarantine: quarantine, startingWith: "no saved plans", decode: Self.decode)
         loadProblem = problem
-        plans = Mutex(loaded)
+        plans = Mutex(loaded ?? [:])
     }
 
     static func decode(_ bytes: [UInt8]) throws(StrapError) -> [UUID: WorkoutPlan] {
@@ -105,13 +95,8 @@ public final class PlanBook: Sendable {
 
     private func write(_ all: [UUID: WorkoutPlan]) throws(StrapError) {
         guard !path.isEmpty else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let bytes: [UInt8]
-        do { bytes = Array(try encoder.encode(File(version: Self.formatVersion,
-                                                              plans: Dictionary(uniqueKeysWithValues: all.map { ($0.key.uuidString.lowercased(), $0.value) })))) } catch {
-            throw .internal("encoding the plan book: \(error)")
-        }
-        try persist(path, bytes)
+        let file = File(version: Self.formatVersion,
+                        plans: Dictionary(uniqueKeysWithValues: all.map { ($0.key.uuidString.lowercased(), $0.value) }))
+        try persist(path, try VersionedBook.encode(file, kind: "plan book"))
     }
 }

@@ -45,22 +45,12 @@ public final class ProfileBook: Sendable {
                 quarantine: (_ path: String) throws(StrapError) -> String) throws(StrapError) {
         path = directory + "/" + Self.fileName
         self.persist = persist
-        var loaded: [String: AthleteProfile] = [:]
-        var problem: String?
-        if let bytes = try load(path) {
-            // Moving a newer strapd's book aside would lose it for that strapd: refuse instead.
-            if let v = Self.newerVersion(bytes) {
-                throw .newerFormat(NewerFormat(file: path, kind: "profile book", version: v, supported: Self.formatVersion))
-            }
-            do throws(StrapError) {
-                loaded = try Self.decode(bytes, today: today)
-            } catch {
-                let aside = try quarantine(path)
-                problem = "\(path): \(error); kept as \(aside), starting with no athlete profiles"
-            }
+        let (loaded, problem) = try VersionedBook.load(path: path, kind: "profile book", supported: Self.formatVersion, load: load,
+                                                       quarantine: quarantine, startingWith: "no athlete profiles") { bytes throws(StrapError) in
+            try Self.decode(bytes, today: today)
         }
         loadProblem = problem
-        profiles = Mutex(loaded)
+        profiles = Mutex(loaded ?? [:])
     }
 
     /// The format version this build writes, and the newest it reads (docs/storage.md, "Format
@@ -70,14 +60,6 @@ public final class ProfileBook: Sendable {
     /// Every version ever shipped, all read: a version 1 book (0.1.0) loads as it is and is
     /// written as version 2 on its first change.
     public static let readableVersions = 1...formatVersion
-
-    /// The version the file claims when it is above `formatVersion`; nil for anything else
-    /// (a book this build reads, or one that does not decode: that is damage, moved aside).
-    static func newerVersion(_ bytes: [UInt8]) -> Int? {
-        struct Versioned: Decodable { var version: Int }
-        guard let v = try? JSONDecoder().decode(Versioned.self, from: Data(bytes)).version, v > formatVersion else { return nil }
-        return v
-    }
 
     static func decode(_ bytes: [UInt8], today: CalendarDate) throws(StrapError) -> [String: AthleteProfile] {
         let file: File
@@ -130,12 +112,6 @@ public final class ProfileBook: Sendable {
 
     private func write(_ all: [String: AthleteProfile]) throws(StrapError) {
         guard !path.isEmpty else { return }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let bytes: [UInt8]
-        do { bytes = Array(try encoder.encode(File(version: Self.formatVersion, profiles: all))) } catch {
-            throw .internal("encoding the profile book: \(error)")
-        }
-        try persist(path, bytes)
+        try persist(path, try VersionedBook.encode(File(version: Self.formatVersion, profiles: all), kind: "profile book"))
     }
 }

@@ -25,8 +25,11 @@ def uuid16(short):
     return f'0000{short:04x}-0000-1000-8000-00805f9b34fb'
 
 
-MEASUREMENT = {'hr': 0x2A37, 'csc': 0x2A5B, 'rsc': 0x2A53}
-SERVICE_OF = {'hr': 0x180D, 'csc': 0x1816, 'rsc': 0x1814}
+MEASUREMENT = {'hr': 0x2A37, 'csc': 0x2A5B, 'rsc': 0x2A53, 'cps': 0x2A63, 'ftms': 0x2AD2, 'trainer': 0x2AD2}
+SERVICE_OF = {'hr': 0x180D, 'csc': 0x1816, 'rsc': 0x1814, 'cps': 0x1818, 'ftms': 0x1826, 'trainer': 0x1826}
+# A trainer offers Cycling Power beside FTMS; its 0x2A63 has no StartNotify here, so a client
+# that subscribes to it fails (strapd streams Indoor Bike Data alone from such a device).
+EXTRA_SERVICES = {'trainer': [(0x1818, [(0x2A63, ['notify'], []), (0x2A65, ['read'], [0x0C, 0, 0, 0])])]}
 
 
 def payload(kind, seq):
@@ -34,6 +37,14 @@ def payload(kind, seq):
         return bytes([0x10, 60 + seq % 120]) + struct.pack('<HH', seq & 0xFFFF, seq >> 16)
     if kind == 'csc':
         return bytes([0x01]) + struct.pack('<IH', seq, (seq * 1024) & 0xFFFF)
+    if kind == 'cps':
+        # Balance of the left pedal 50 %, one wheel revolution per 2048 ticks, one crank
+        # revolution per 1024 ticks: 1 rev/s, 60 rpm.
+        return (struct.pack('<HhB', 0x0033, 100 + seq % 200, 100) + struct.pack('<IH', seq, (seq * 2048) & 0xFFFF)
+                + struct.pack('<HH', seq & 0xFFFF, (seq * 1024) & 0xFFFF))
+    if kind in ('ftms', 'trainer'):
+        # Speed 36 km/h, cadence 90 rpm, total distance = seq (uint24), power.
+        return struct.pack('<HHH', 0x0054, 3600, 180) + struct.pack('<I', seq & 0xFFFFFF)[:3] + struct.pack('<h', 100 + seq % 200)
     return bytes([0x02]) + struct.pack('<HBI', 768, 85, seq)
 
 
@@ -77,10 +88,11 @@ class GattMixin:
         if not sensor.connected or sensor.gatt_paths:
             return False
         stale = sensor.faults.get('stale_cache', False)
-        services = [(SERVICE_OF[sensor.kind], self.primary_characteristics(sensor, stale)),
-                    (0x180F, [(0x2A19, ['read', 'notify'] if sensor.battery_notify else ['read'], [sensor.battery])]),
-                    (0x180A, [(0x2A29, ['read'], list(b'Strap Mock')), (0x2A24, ['read'], list(sensor.kind.encode())),
-                              (0x2A25, ['read'], list(sensor.address.encode())), (0x2A26, ['read'], list(b'1.0'))])]
+        services = [(SERVICE_OF[sensor.kind], self.primary_characteristics(sensor, stale))]
+        services += EXTRA_SERVICES.get(sensor.kind, [])
+        services += [(0x180F, [(0x2A19, ['read', 'notify'] if sensor.battery_notify else ['read'], [sensor.battery])]),
+                     (0x180A, [(0x2A29, ['read'], list(b'Strap Mock')), (0x2A24, ['read'], list(sensor.kind.encode())),
+                               (0x2A25, ['read'], list(sensor.address.encode())), (0x2A26, ['read'], list(b'1.0'))])]
         handle = 0x0a
         for svc_uuid, chars in services:
             svc_path = f'{sensor.path}/service{handle:04x}'
@@ -109,6 +121,11 @@ class GattMixin:
             chars += [(0x2A38, ['read'], [1]), (0x2A39, ['write'], [])]
         elif sensor.kind == 'csc':
             chars += [(0x2A5C, ['read'], [3, 0])]
+        elif sensor.kind == 'cps':
+            # Feature: wheel and crank revolution data; Sensor Location 5: left crank.
+            chars += [(0x2A65, ['read'], [0x0C, 0, 0, 0]), (0x2A5D, ['read'], [5])]
+        elif sensor.kind in ('ftms', 'trainer'):
+            chars += [(0x2ACC, ['read'], [0x86, 0x44, 0, 0, 0x0C, 0x20, 0, 0])]
         else:
             chars += [(0x2A54, ['read'], [0, 0])]
         return chars

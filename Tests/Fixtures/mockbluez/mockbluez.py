@@ -3,8 +3,8 @@
 
 python-dbusmock's bluez5 template provides the object manager, AgentManager1 and the
 adapter; this file adds what the template lacks: LE sensors with GATT services (HR, CSC,
-RSC, battery, device information), StartNotify/AcquireNotify (fd passing over a
-SOCK_SEQPACKET socketpair), GattManager1, pairing through the client's agent, faults, and
+RSC, Cycling Power, Fitness Machine, battery, device information), StartNotify/AcquireNotify
+(fd passing over a SOCK_SEQPACKET socketpair), GattManager1, pairing through the client's agent, faults, and
 several adapters (adapters.py) with a device object per adapter that has seen a sensor.
 
 Every measurement notification carries a 32-bit sequence number that only advances when a
@@ -13,6 +13,10 @@ or duplicated:
   HR  (2A37): flags 0x10 (RR present), bpm, RR1 = seq & 0xffff, RR2 = seq >> 16
   CSC (2A5B): flags 0x01, cumulative wheel revolutions = seq (uint32), event time
   RSC (2A53): flags 0x02, speed, cadence, total distance = seq (uint32)
+  CPS (2A63): flags 0x33, power = 100 + seq % 200 W, balance 50 % (left), wheel
+              revolutions = seq (uint32) with event time seq × 2048, crank seq × 1024
+  FTMS (2AD2): flags 0x54, 36 km/h, 90 rpm, total distance = seq (uint24), power as CPS
+              (kind `ftms`; kind `trainer` is the same with Cycling Power 0x1818 beside it)
 
 Tests drive it through org.strapd.MockBlueZ at /strapmock (same connection, so the
 control calls and the BlueZ signals are ordered).
@@ -33,7 +37,7 @@ from gi.repository import GLib
 from dbusmock import mockobject
 
 from adapters import AdapterMixin
-from gatt import CHRC, DEVICE, OM, SERVICE_OF, GattMixin, Sensor, uuid16
+from gatt import CHRC, DEVICE, EXTRA_SERVICES, OM, SERVICE_OF, GattMixin, Sensor, uuid16
 
 
 class Caller:
@@ -104,7 +108,8 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
 
     def add_device(self, sensor, adapter):
         path = self.adapter_path(adapter) + '/dev_' + sensor.address.replace(':', '_')
-        uuids = [uuid16(SERVICE_OF[sensor.kind]), uuid16(0x180F), uuid16(0x180A)]
+        extra = [uuid16(service) for service, _ in EXTRA_SERVICES.get(sensor.kind, [])]
+        uuids = [uuid16(SERVICE_OF[sensor.kind])] + extra + [uuid16(0x180F), uuid16(0x180A)]
         props = {
             'Address': dbus.String(sensor.address, variant_level=1),
             'AddressType': dbus.String('random', variant_level=1),
