@@ -200,7 +200,7 @@ public enum OpenAPIDocument {
     "responses": {
      "200": {"description": "the exposition", "content": {"text/plain; version=0.0.4; charset=utf-8": {"schema": {"type": "string"}}}},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "403": {"description": "a Host header not on the allow-list; the read-only overlay token, except on /events", "content": {"text/plain": {"schema": {"type": "string"}}}},
      "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
@@ -208,12 +208,13 @@ public enum OpenAPIDocument {
   "/events": {
    "get": {
     "operationId": "events",
-    "summary": "Server-Sent Events: strapd's live stream and workout.watch (docs/web.md, Live events). The stream does not end; it is not run by schemathesis.",
+    "summary": "Server-Sent Events: strapd's live stream and workout.watch (docs/web.md, Live events). The stream does not end; it is not run by schemathesis. The read-only overlay token opens it too (as bearer or its cookie), filtered to heart-rate samples.",
     "tags": ["read"],
+    "security": [{"bearer": []}, {"session": []}, {"overlay": []}],
     "responses": {
      "200": {"description": "`event: sample|device|link|dropped|workout.*` and `data: <one line of JSON>`", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "403": {"description": "a Host header not on the allow-list; the read-only overlay token, except on /events", "content": {"text/plain": {"schema": {"type": "string"}}}},
      "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
@@ -239,7 +240,7 @@ public enum OpenAPIDocument {
     "responses": {
      "200": {"description": "OpenAPI 3.0", "content": {"application/json": {"schema": {"type": "object"}}}},
      "401": {"description": "no token: neither `Authorization: Bearer`, nor the session cookie", "content": {"text/plain": {"schema": {"type": "string"}}}},
-     "403": {"description": "a Host header not on the allow-list", "content": {"text/plain": {"schema": {"type": "string"}}}},
+     "403": {"description": "a Host header not on the allow-list; the read-only overlay token, except on /events", "content": {"text/plain": {"schema": {"type": "string"}}}},
      "413": {"description": "a request body over 64 KiB (once the token is checked)", "content": {"text/plain": {"schema": {"type": "string"}}}}
     }
    }
@@ -463,7 +464,7 @@ public enum OpenAPIDocument {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E403": {
-    "description": "a Host header not on the allow-list; a POST from a foreign Origin, or with the cookie and no Origin; or strapd's notAuthorized (strapd-web's user lacks the grant)",
+    "description": "a Host header not on the allow-list; a POST from a foreign Origin, or with the cookie and no Origin; the read-only overlay token (it opens only the overlay and /events); or strapd's notAuthorized (strapd-web's user lacks the grant)",
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E404": {
@@ -512,6 +513,12 @@ public enum OpenAPIDocument {
     "type": "http",
     "scheme": "bearer",
     "description": "the token: 64 hexadecimal digits from strapd-web's state directory (the file `token`)"
+   },
+   "overlay": {
+    "type": "apiKey",
+    "in": "cookie",
+    "name": "strapd_web_overlay",
+    "description": "set by opening the overlay URL (the read-only overlay token); it opens /overlay and /events only (docs/web.md, The overlay token)"
    },
    "session": {
     "type": "apiKey",
