@@ -6,7 +6,8 @@
 #
 #   scripts/pyvenv.sh [VENV REQUIREMENTS]   another venv from another pinned list (paths from
 #                                           the repository's top; Benchmarks/bleak-host.sh,
-#                                           scripts/test.sh's .build/web-venv for the browser tests)
+#                                           scripts/test.sh's .build/web-venv for the browser tests and
+#                                           .build/api-venv for the OpenAPI tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=${1:-.build/venv}

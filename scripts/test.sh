@@ -16,6 +16,8 @@ swift build --build-tests || exit 1
 scripts/pyvenv.sh || exit 1
 # The browser tests' selenium (Tests/Fixtures/web/requirements.txt) in a venv of its own.
 scripts/pyvenv.sh .build/web-venv Tests/Fixtures/web/requirements.txt || exit 1
+# The OpenAPI tests' schemathesis and openapi-spec-validator, in a third venv.
+scripts/pyvenv.sh .build/api-venv Tests/Fixtures/web/api-requirements.txt || exit 1
 swift test --skip-build --disable-xctest 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 tests=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)

@@ -8,7 +8,11 @@ public struct HTTPRequest {
     public let method: String
     /// The path without the query (libmicrohttpd splits it off and decodes both).
     public let path: String
+    /// Empty when `bodyTooLarge`: what arrived past `HTTPServer.maximumBody` was dropped.
     public let body: [UInt8]
+    /// The body was over `HTTPServer.maximumBody`; the handler answers 413 once it has
+    /// checked the request like any other, so the refusal carries its usual headers.
+    public let bodyTooLarge: Bool
     let connection: OpaquePointer
 
     /// A request header, case-insensitive name; nil when absent.
@@ -124,15 +128,9 @@ private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, m
         return strapweb_yes
     }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-    let response: HTTPResponse
-    if pending.tooLarge {
-        response = .text(413, "request body over \(HTTPServer.maximumBody) bytes\n")
-    } else {
-        let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                                  body: pending.body, connection: connection)
-        response = server.respond(request)
-    }
-    return queue(response, on: connection)
+    let request = HTTPRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
+                              body: pending.tooLarge ? [] : pending.body, bodyTooLarge: pending.tooLarge, connection: connection)
+    return queue(server.respond(request), on: connection)
 }
 
 private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestState, _ in

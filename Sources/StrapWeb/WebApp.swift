@@ -20,7 +20,7 @@ public final class WebApp: Sendable {
         switch security.check(request) {
         case .answered(let r): response = r
         case .allowed(let authentication):
-            response = route(request, authentication)
+            response = request.bodyTooLarge ? .text(413, "request body over \(HTTPServer.maximumBody) bytes\n") : route(request, authentication)
             if case .overlay(let opened?) = authentication {
                 response.headers.append(("Set-Cookie", WebSecurity.cookie(opened, name: WebSecurity.overlayCookieName)))
             }
@@ -39,6 +39,7 @@ public final class WebApp: Sendable {
         case ("/api/status", true): return forward("status")
         case ("/api/devices", true): return forward("devices.list")
         case ("/api/sessions", true): return openSessions()
+        case (OpenAPIDocument.path, true): return HTTPResponse(status: 200, headers: [("Content-Type", OpenAPIDocument.contentType)], body: .bytes(OpenAPIDocument.bytes))
         case ("/api/workout/start", false) where request.method == "POST":
             return control(request) { body throws(WorkoutAPI.RequestError) in
                 ("workout.start", try WorkoutAPI.decode(WorkoutAPI.StartRequest.self, from: body).params)
@@ -56,11 +57,19 @@ public final class WebApp: Sendable {
         if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path) {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
-        if (["/metrics", "/events", "/api/status", "/api/devices", "/logout"] + WorkoutAPI.paths).contains(request.path) {
-            return .text(405, "\(request.method) is not allowed on \(request.path)\n")
+        if Self.endpoints.contains(request.path) {
+            // RFC 9110 requires a 405 to say what is allowed (schemathesis found it missing).
+            let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") ? "POST" : "GET, HEAD"
+            var refusal = HTTPResponse.text(405, "\(request.method) is not allowed on \(request.path) (\(allowed) is)\n")
+            refusal.headers.append(("Allow", allowed))
+            return refusal
         }
         return .text(404, "no such page: \(request.path)\n")
     }
+
+    /// Every path with an endpoint, for 405 on the other methods; OpenAPITests hold the
+    /// OpenAPI document's paths to this list.
+    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path] + WorkoutAPI.paths
 
     /// A control request: its body checked and decoded, then one socket operation whose result
     /// is the answer. `WebSecurity` has already checked the origin and the credentials.
