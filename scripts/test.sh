@@ -57,8 +57,12 @@ if swift build --build-tests --sanitize=address --scratch-path .build/asan 2>&1 
   # stack (ASan flags its reads), which would hold CI until its time limit; the crash
   # message itself is enough to fail the run.
   # One suppression, a Foundation bug in its Process.run (scripts/asan-suppressions.txt).
-  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:suppressions="$PWD/scripts/asan-suppressions.txt" swift test --skip-build --disable-xctest --sanitize=address --scratch-path .build/asan 2>&1 | tee "$log"
+  # Read from a world-readable copy: some tests run binaries as another user (setpriv), and
+  # ASan in them must read the file even when this clone sits in a private (0700) directory.
+  supp=$(mktemp -d /tmp/strapd-asan.XXXXXX) && chmod 0755 "$supp" && install -m 0644 scripts/asan-suppressions.txt "$supp/" || exit 1
+  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:suppressions="$supp/asan-suppressions.txt" swift test --skip-build --disable-xctest --sanitize=address --scratch-path .build/asan 2>&1 | tee "$log"
   [ "${PIPESTATUS[0]}" -eq 0 ] && ! grep -q "ERROR: AddressSanitizer" "$log" && asan_ok=1
+  rm -rf "$supp"
   asan_tests=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
   asan_reports=$(grep -c "ERROR: AddressSanitizer" "$log" || true)
   asan_failures=$(grep -a "recorded an issue\|Expectation failed\|Caught error\|ERROR: AddressSanitizer" "$log" | head -n 20 || true)
