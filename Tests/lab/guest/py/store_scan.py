@@ -40,12 +40,17 @@ def varint(buf, pos):
     return None
 
 
+# Segment format versions strapd reads (docs/storage.md, "Format versions"): 2 added type
+# codes only, so this scan reads both alike.
+READABLE_VERSIONS = (1, 2)
+
+
 def scan_segment(path):
     with open(path, 'rb') as f:
         buf = f.read()
     seg = {'file': os.path.basename(path), 'size': len(buf), 'records': 0, 'anchors': 0}
     if len(buf) < HEADER or buf[:8] != b'STRPSEG1' or \
-            struct.unpack_from('<I', buf, 40)[0] != zlib.crc32(buf[:40]) or struct.unpack_from('<H', buf, 8)[0] != 1:
+            struct.unpack_from('<I', buf, 40)[0] != zlib.crc32(buf[:40]) or struct.unpack_from('<H', buf, 8)[0] not in READABLE_VERSIONS:
         seg.update(firstAnchor=None, validEnd=0, stop='header', stopOffset=0)
         return seg, []
     first = struct.unpack_from('<Q', buf, 24)[0]
