@@ -1,3 +1,4 @@
+import StrapGATT
 import StrapModel
 import Synchronization
 
@@ -98,6 +99,12 @@ public protocol DeviceService: AnyObject, Sendable {
     func forget(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void)
     /// Writes 0x01 to the Heart Rate Control Point (0x2A39).
     func resetEnergy(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void)
+    /// Writes `value` to a characteristic of a connected device with an acknowledged ATT Write
+    /// Request: the Fitness Machine Control Point (docs/trainer.md). The completion reports the
+    /// write's acknowledgement; an answer the characteristic indicates arrives later as a
+    /// `.notification` event, like any other.
+    func write(_ address: SensorAddress, _ characteristic: GATTCharacteristic, _ value: [UInt8],
+               completion: @escaping @Sendable (DeviceError?) -> Void)
     /// What the service itself knows (BlueZ's view: paired, RSSI, services); the directory
     /// merges it with what the pipeline saw.
     func snapshot() -> [DeviceInfo]
@@ -107,6 +114,12 @@ public protocol DeviceService: AnyObject, Sendable {
 }
 
 extension DeviceService {
+    /// A source with nothing to write to (a replayed capture, test doubles).
+    public func write(_ address: SensorAddress, _ characteristic: GATTCharacteristic, _ value: [UInt8],
+                      completion: @escaping @Sendable (DeviceError?) -> Void) {
+        completion(.failed("\(address): this device source cannot write \(characteristic.name)"))
+    }
+
     public var knownCount: Int { snapshot().filter(\.known).count }
 }
 
