@@ -122,6 +122,7 @@ final class FrontEndService: LifecycleService {
                                             maximumConnections: c.daemon.maxClients),
                 logger: logger,
                 workouts: workoutsService.workouts,
+                trainerHeldTargets: c.daemon.stateDirectory + "/trainers-held",
                 status: { _ in status() }
             ) { (pipeline: Pipeline) throws(StartupError) -> any DeviceService in
                 pipeline.onRejected = { address, reason in

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import StrapModel
+import StrapTrainer
 import StrapWorkout
 import Synchronization
 
@@ -13,18 +14,27 @@ import Synchronization
 /// with a plan is open.
 final class PlanRunner: Sendable {
     private let queue = DispatchQueue(label: "strapd.workouts.plans")
-    private struct State {
+    struct State {
         var timer: DispatchSourceTimer?
         var progress: [UUID: PlanProgress] = [:]
         var monitors: [UUID: (lap: Int, target: String, monitor: TargetMonitor)] = [:]
+        /// Heart-rate-targeted steps ridden on a trainer: the controller of each session's step.
+        var heartRateDrives: [UUID: HeartRateDrive] = [:]
+        var trainers: TrainerService?
         /// Counts changes, so a pass that saw no plan session stops the timer only if no
         /// session was created while it looked.
         var changes = 0
     }
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let log: @Sendable (String) -> Void
 
     init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+
+    /// Where steps' trainer targets go (set once the device service exists).
+    var trainers: TrainerService? {
+        get { state.withLock { $0.trainers } }
+        set { state.withLock { $0.trainers = newValue } }
+    }
 
     /// A session changed: make sure the timer runs if one with a plan may be open. Cheap, and
     /// safe to call under the engine's lock (the work happens on `queue`).
@@ -61,18 +71,25 @@ final class PlanRunner: Sendable {
             state.withLock { s in
                 guard s.changes == seen else { return }
                 s.timer?.cancel(); s.timer = nil
-                s.progress = [:]; s.monitors = [:]
+                s.progress = [:]; s.monitors = [:]; s.heartRateDrives = [:]
             }
+            trainers?.drive([:])
             return
         }
         let now = service.now()
-        for info in riding where info.session.state == .running {
-            evaluate(info, service, now: now)
+        var wanted: [UUID: (devices: [String], target: TrainerTarget?)] = [:]
+        for info in riding where info.session.state == .running || info.session.state == .paused {
+            // A paused session keeps its step's target: the rider stops pedalling, and the
+            // same step goes on at resume.
+            let lap = info.session.state == .running ? evaluate(info, service, now: now) : info.statistics.laps.last?.index
+            wanted[info.session.id] = (info.session.deviceIDs, lap.flatMap { trainerTarget(info, lap: $0, now: now) })
         }
+        trainers?.drive(wanted)
     }
 
-    private func evaluate(_ info: WorkoutSessionInfo, _ service: WorkoutService, now: Millis) {
-        guard let plan = info.session.configuration.plan, let lap = info.statistics.laps.last else { return }
+    /// Returns the lap in progress after the pass (one more when it took a lap).
+    private func evaluate(_ info: WorkoutSessionInfo, _ service: WorkoutService, now: Millis) -> Int? {
+        guard let plan = info.session.configuration.plan, let lap = info.statistics.laps.last else { return nil }
         let id = info.session.id
         let progress = state.withLock { s in
             if let p = s.progress[id] { return p }
@@ -83,13 +100,15 @@ final class PlanRunner: Sendable {
         if progress.goalMet(atLap: lap.index, elapsed: lap.figures.elapsedTime, distance: lap.figures.distance) {
             do throws(StrapError) {
                 _ = try service.command("lap", id, metadata: progress.lapMetadata(beginning: lap.index))
+                return lap.index + 1
             } catch {
                 log("workout session \(id): the lap ending plan step \(lap.index) failed: \(error)")
             }
-            return
+            return lap.index
         }
-        guard let step = progress.step(atLap: lap.index), let target = step.step.target else { return }
+        guard let step = progress.step(atLap: lap.index), let target = step.step.target else { return lap.index }
         watch(target, lap: lap, stats: info.statistics, session: id, service: service, now: now)
+        return lap.index
     }
 
     /// The step's target against the lap's latest value. Power is not watched yet: the live
