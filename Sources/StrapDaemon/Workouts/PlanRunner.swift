@@ -21,6 +21,8 @@ final class PlanRunner: Sendable {
         /// Heart-rate-targeted steps ridden on a trainer: the controller of each session's step.
         var heartRateDrives: [UUID: HeartRateDrive] = [:]
         var trainers: TrainerService?
+        /// The extra pass at the next time goal's boundary, when it comes before the next tick.
+        var boundaryPass: DispatchWorkItem?
         /// Counts changes, so a pass that saw no plan session stops the timer only if no
         /// session was created while it looked.
         var changes = 0
@@ -54,7 +56,7 @@ final class PlanRunner: Sendable {
     }
 
     func stop() {
-        state.withLock { s in s.timer?.cancel(); s.timer = nil }
+        state.withLock { s in s.timer?.cancel(); s.timer = nil; s.boundaryPass?.cancel(); s.boundaryPass = nil }
     }
 
     /// One pass now, on the runner's queue (tests move a clock and call this).
@@ -71,6 +73,7 @@ final class PlanRunner: Sendable {
             state.withLock { s in
                 guard s.changes == seen else { return }
                 s.timer?.cancel(); s.timer = nil
+                s.boundaryPass?.cancel(); s.boundaryPass = nil
                 s.progress = [:]; s.monitors = [:]; s.heartRateDrives = [:]
             }
             trainers?.drive([:])
@@ -78,13 +81,45 @@ final class PlanRunner: Sendable {
         }
         let now = service.now()
         var wanted: [UUID: (devices: [String], target: TrainerTarget?)] = [:]
+        var soonest: Double?
         for info in riding where info.session.state == .running || info.session.state == .paused {
             // A paused session keeps its step's target: the rider stops pedalling, and the
             // same step goes on at resume.
             let lap = info.session.state == .running ? evaluate(info, service, now: now) : info.statistics.laps.last?.index
             wanted[info.session.id] = (info.session.deviceIDs, lap.flatMap { trainerTarget(info, lap: $0, now: now) })
+            if info.session.state == .running, let current = info.statistics.laps.last, current.index == lap,
+               let remaining = Self.remaining(info, lap: current) {
+                soonest = min(soonest ?? remaining, remaining)
+            }
         }
         trainers?.drive(wanted)
+        scheduleBoundary(in: soonest, service)
+    }
+
+    /// Active seconds left in the lap's step when its goal is a time: the pass that ends it is
+    /// made then, not at the next tick of the second, so a step (and its trainer target)
+    /// changes on time.
+    static func remaining(_ info: WorkoutSessionInfo, lap: LapStatistics) -> Double? {
+        guard let plan = info.session.configuration.plan, let step = PlanProgress(plan).step(atLap: lap.index),
+              case .time(let goal) = step.step.goal else { return nil }
+        return max(0, goal - lap.figures.elapsedTime)
+    }
+
+    /// One extra pass at the step boundary due before the next regular one.
+    private func scheduleBoundary(in seconds: Double?, _ service: WorkoutService) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        state.withLock { s in
+            s.boundaryPass?.cancel()
+            s.boundaryPass = nil
+            guard let seconds, seconds < 1 else { return }
+            let item = DispatchWorkItem { [weak self, weak service] in
+                guard let self, let service else { return }
+                self.evaluate(service)
+            }
+            s.boundaryPass = item
+            // A millisecond past the boundary: elapsed time is counted in whole milliseconds.
+            queue.asyncAfter(deadline: .now() + .microseconds(Int(seconds * 1e6) + 1000), execute: item)
+        }
     }
 
     /// Returns the lap in progress after the pass (one more when it took a lap).
