@@ -67,6 +67,12 @@ import StrapStore
             self.source = source
             self.log = log
             source.start()
+            // A controller writes once the trainer is connected and its ranges read, as here:
+            // the simulator's first events come from its own thread, in their own time.
+            let ranges = log.wait {
+                log.entries.withLock { $0.contains { if case .event(.read(SimulatedTrainerWriteTests.trainer, .supportedResistanceLevelRange, _, _)) = $0 { true } else { false } } }
+            }
+            #expect(ranges, "the trainer connected")
         }
 
         func write(_ address: SensorAddress, _ bytes: [UInt8], to c: GATTCharacteristic = .fitnessMachineControlPoint) -> DeviceError? {
