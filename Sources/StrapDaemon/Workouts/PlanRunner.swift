@@ -142,18 +142,20 @@ final class PlanRunner: Sendable {
             return lap.index
         }
         guard let step = progress.step(atLap: lap.index), let target = step.step.target else { return lap.index }
-        watch(target, lap: lap, stats: info.statistics, session: id, service: service, now: now)
+        watch(target, lap: lap, stats: info.statistics, ftp: info.session.profile?.functionalThresholdPower,
+              session: id, service: service, now: now)
         return lap.index
     }
 
-    /// The step's target against the lap's latest value. Power is not watched yet: the live
-    /// figures carry no power; a %FTP target needs the profile's FTP.
-    private func watch(_ target: PlanTarget, lap: LapStatistics, stats: LiveStatistics, session id: UUID,
+    /// The step's target against the lap's latest value (power: the latest reading of the
+    /// session's power source; a %FTP target with the FTP of the profile the session started
+    /// with, and none without one).
+    private func watch(_ target: PlanTarget, lap: LapStatistics, stats: LiveStatistics, ftp: Double?, session id: UUID,
                        service: WorkoutService, now: Millis) {
         let zones = stats.heartRateZones
         let resolved: PlanTarget.Resolved
         do throws(StrapError) {
-            resolved = try target.resolved(ftp: nil) { () throws(StrapError) -> HeartRateZones in
+            resolved = try target.resolved(ftp: ftp) { () throws(StrapError) -> HeartRateZones in
                 guard let zones else { throw .noData("no heart-rate zones for this session") }
                 return zones
             }
@@ -161,7 +163,7 @@ final class PlanRunner: Sendable {
         let (name, range, value): (String, ClosedRange<Double>, Double?) = switch resolved {
         case .heartRate(let r): ("heartRate", r, lap.figures.heartRateMostRecent)
         case .cadence(let r): ("cadence", r, lap.figures.cadenceMostRecent)
-        case .power: ("power", 0...0, nil)
+        case .power(let r): ("power", r, lap.figures.powerMostRecent)
         }
         guard let value else { return }
         let changed: TargetMonitor.State? = state.withLock { s in
