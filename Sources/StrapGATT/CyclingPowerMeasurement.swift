@@ -147,38 +147,49 @@ public struct CyclingPowerMeasurement: Equatable, Sendable {
             let (field, end) = cutField(flags: flags, count: bytes.count)
             throw .truncated(.cyclingPowerMeasurement, field: field, needed: end, got: bytes.count)
         }
-        var m = CyclingPowerMeasurement(instantaneousPower: reader.s16())
-        m.pedalPowerBalanceReference = flags & 0x0002 != 0 ? .left : .unknown
-        m.accumulatedTorqueSource = flags & 0x0008 != 0 ? .crankBased : .wheelBased
-        m.offsetCompensationIndicator = flags & 0x1000 != 0
-        if flags & 0x0001 != 0 { m.pedalPowerBalance = reader.u8() }
-        if flags & 0x0004 != 0 { m.accumulatedTorque = reader.u16() }
+        // Fields into locals, then one initializer: building `m` by mutation kept it on the stack
+        // and copied it out after byte-wide stores, twice the time (strap-bench decode, issue 35).
+        let power = reader.s16()
+        let balance: UInt8? = flags & 0x0001 != 0 ? reader.u8() : nil
+        let torque: UInt16? = flags & 0x0004 != 0 ? reader.u16() : nil
+        var wheel: WheelRevolutionData?
         if flags & 0x0010 != 0 {
             let revolutions = reader.u32()
-            m.wheel = WheelRevolutionData(revolutions: revolutions, eventTime: reader.u16())
+            wheel = WheelRevolutionData(revolutions: revolutions, eventTime: reader.u16())
         }
+        var crank: CrankRevolutionData?
         if flags & 0x0020 != 0 {
             let revolutions = reader.u16()
-            m.crank = CrankRevolutionData(revolutions: revolutions, eventTime: reader.u16())
+            crank = CrankRevolutionData(revolutions: revolutions, eventTime: reader.u16())
         }
+        var force: Extremes?
         if flags & 0x0040 != 0 {
             let maximum = reader.s16()
-            m.extremeForce = Extremes(maximum: maximum, minimum: reader.s16())
+            force = Extremes(maximum: maximum, minimum: reader.s16())
         }
+        var torqueExtremes: Extremes?
         if flags & 0x0080 != 0 {
             let maximum = reader.s16()
-            m.extremeTorque = Extremes(maximum: maximum, minimum: reader.s16())
+            torqueExtremes = Extremes(maximum: maximum, minimum: reader.s16())
         }
+        var angles: ExtremeAngles?
         if flags & 0x0100 != 0 {
             let packed = reader.u24()
-            m.extremeAngles = ExtremeAngles(maximum: UInt16(packed & 0x0FFF), minimum: UInt16(packed >> 12))
+            angles = ExtremeAngles(maximum: UInt16(packed & 0x0FFF), minimum: UInt16(packed >> 12))
         }
-        if flags & 0x0200 != 0 { m.topDeadSpotAngle = reader.u16() }
-        if flags & 0x0400 != 0 { m.bottomDeadSpotAngle = reader.u16() }
-        if flags & 0x0800 != 0 { m.accumulatedEnergy = reader.u16() }
-        if flags & 0x00C0 == 0x00C0 { m.warnings.insert(.conflictingFlags) }
-        if reader.remaining > 0 { m.warnings.insert(.trailingOctets) }
-        return m
+        let topDeadSpot: UInt16? = flags & 0x0200 != 0 ? reader.u16() : nil
+        let bottomDeadSpot: UInt16? = flags & 0x0400 != 0 ? reader.u16() : nil
+        let energy: UInt16? = flags & 0x0800 != 0 ? reader.u16() : nil
+        var warnings: DecodeWarnings = []
+        if flags & 0x00C0 == 0x00C0 { warnings.insert(.conflictingFlags) }
+        if reader.remaining > 0 { warnings.insert(.trailingOctets) }
+        return CyclingPowerMeasurement(
+            instantaneousPower: power, pedalPowerBalance: balance,
+            pedalPowerBalanceReference: flags & 0x0002 != 0 ? .left : .unknown, accumulatedTorque: torque,
+            accumulatedTorqueSource: flags & 0x0008 != 0 ? .crankBased : .wheelBased, wheel: wheel, crank: crank,
+            extremeForce: force, extremeTorque: torqueExtremes, extremeAngles: angles, topDeadSpotAngle: topDeadSpot,
+            bottomDeadSpotAngle: bottomDeadSpot, accumulatedEnergy: energy,
+            offsetCompensationIndicator: flags & 0x1000 != 0, warnings: warnings)
     }
 
     public static func decode(_ bytes: [UInt8]) throws(GATTDecodingError) -> CyclingPowerMeasurement {
