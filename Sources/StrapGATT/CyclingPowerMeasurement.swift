@@ -174,7 +174,7 @@ public struct CyclingPowerMeasurement: Equatable, Sendable {
 /// thunk that copied the result out of a temporary right after the body's narrow stores, a
 /// store-forwarding stall that cost a third of the decode (`perf annotate`, strap-bench decode,
 /// issue 35). Nothing to drop, no thunk: the body writes the caller's result directly.
-@inlinable @usableFromInline
+@inlinable
 func decodeCyclingPowerMeasurement(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> CyclingPowerMeasurement {
     typealias WheelRevolutionData = CyclingPowerMeasurement.WheelRevolutionData
     typealias CrankRevolutionData = CyclingPowerMeasurement.CrankRevolutionData

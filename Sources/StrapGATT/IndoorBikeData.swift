@@ -165,7 +165,7 @@ public struct IndoorBikeData: Equatable, Sendable {
 /// thunk that copied the result out of a temporary right after the body's narrow stores, a
 /// store-forwarding stall that cost a third of the decode (`perf annotate`, strap-bench decode,
 /// issue 35). Nothing to drop, no thunk: the body writes the caller's result directly.
-@inlinable @usableFromInline
+@inlinable
 func decodeIndoorBikeData(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> IndoorBikeData {
     typealias ExpendedEnergy = IndoorBikeData.ExpendedEnergy
     guard bytes.count >= 2 else { throw .truncated(.indoorBikeData, field: "flags", needed: 2, got: bytes.count) }
