@@ -123,62 +123,9 @@ public struct CyclingPowerMeasurement: Equatable, Sendable {
         return ("instantaneous power", 4)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> CyclingPowerMeasurement {
-        guard bytes.count >= 4 else {
-            let field: StaticStringName = bytes.count < 2 ? "flags" : "instantaneous power"
-            throw .truncated(.cyclingPowerMeasurement, field: field, needed: bytes.count < 2 ? 2 : 4, got: bytes.count)
-        }
-        var reader = PrecheckedByteReader(bytes)
-        let flags = reader.u16()
-        // Each bit tested alone with `&`; the sum is branch-light and allocation-free.
-        var needed = 4
-        if flags & 0x0001 != 0 { needed &+= 1 }
-        if flags & 0x0004 != 0 { needed &+= 2 }
-        if flags & 0x0010 != 0 { needed &+= 6 }
-        if flags & 0x0020 != 0 { needed &+= 4 }
-        if flags & 0x0040 != 0 { needed &+= 4 }
-        if flags & 0x0080 != 0 { needed &+= 4 }
-        if flags & 0x0100 != 0 { needed &+= 3 }
-        if flags & 0x0200 != 0 { needed &+= 2 }
-        if flags & 0x0400 != 0 { needed &+= 2 }
-        if flags & 0x0800 != 0 { needed &+= 2 }
-        guard bytes.count >= needed else {
-            let (field, end) = cutField(flags: flags, count: bytes.count)
-            throw .truncated(.cyclingPowerMeasurement, field: field, needed: end, got: bytes.count)
-        }
-        var m = CyclingPowerMeasurement(instantaneousPower: reader.s16())
-        m.pedalPowerBalanceReference = flags & 0x0002 != 0 ? .left : .unknown
-        m.accumulatedTorqueSource = flags & 0x0008 != 0 ? .crankBased : .wheelBased
-        m.offsetCompensationIndicator = flags & 0x1000 != 0
-        if flags & 0x0001 != 0 { m.pedalPowerBalance = reader.u8() }
-        if flags & 0x0004 != 0 { m.accumulatedTorque = reader.u16() }
-        if flags & 0x0010 != 0 {
-            let revolutions = reader.u32()
-            m.wheel = WheelRevolutionData(revolutions: revolutions, eventTime: reader.u16())
-        }
-        if flags & 0x0020 != 0 {
-            let revolutions = reader.u16()
-            m.crank = CrankRevolutionData(revolutions: revolutions, eventTime: reader.u16())
-        }
-        if flags & 0x0040 != 0 {
-            let maximum = reader.s16()
-            m.extremeForce = Extremes(maximum: maximum, minimum: reader.s16())
-        }
-        if flags & 0x0080 != 0 {
-            let maximum = reader.s16()
-            m.extremeTorque = Extremes(maximum: maximum, minimum: reader.s16())
-        }
-        if flags & 0x0100 != 0 {
-            let packed = reader.u24()
-            m.extremeAngles = ExtremeAngles(maximum: UInt16(packed & 0x0FFF), minimum: UInt16(packed >> 12))
-        }
-        if flags & 0x0200 != 0 { m.topDeadSpotAngle = reader.u16() }
-        if flags & 0x0400 != 0 { m.bottomDeadSpotAngle = reader.u16() }
-        if flags & 0x0800 != 0 { m.accumulatedEnergy = reader.u16() }
-        if flags & 0x00C0 == 0x00C0 { m.warnings.insert(.conflictingFlags) }
-        if reader.remaining > 0 { m.warnings.insert(.trailingOctets) }
-        return m
+        try decodeCyclingPowerMeasurement(bytes)
     }
 
     public static func decode(_ bytes: [UInt8]) throws(GATTDecodingError) -> CyclingPowerMeasurement {
@@ -220,6 +167,84 @@ public struct CyclingPowerMeasurement: Equatable, Sendable {
         if let accumulatedEnergy { w.u16(accumulatedEnergy) }
         return w.bytes
     }
+}
+
+/// `CyclingPowerMeasurement.decode`'s body, a free function on purpose: as a static method its unused
+/// metatype argument had the optimizer split it into a body without that argument and a public
+/// thunk that copied the result out of a temporary right after the body's narrow stores, a
+/// store-forwarding stall that cost a third of the decode (`perf annotate`, strap-bench decode,
+/// issue 35). Nothing to drop, no thunk: the body writes the caller's result directly.
+@inlinable
+func decodeCyclingPowerMeasurement(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> CyclingPowerMeasurement {
+    typealias WheelRevolutionData = CyclingPowerMeasurement.WheelRevolutionData
+    typealias CrankRevolutionData = CyclingPowerMeasurement.CrankRevolutionData
+    typealias Extremes = CyclingPowerMeasurement.Extremes
+    typealias ExtremeAngles = CyclingPowerMeasurement.ExtremeAngles
+    guard bytes.count >= 4 else {
+        let field: StaticStringName = bytes.count < 2 ? "flags" : "instantaneous power"
+        throw .truncated(.cyclingPowerMeasurement, field: field, needed: bytes.count < 2 ? 2 : 4, got: bytes.count)
+    }
+    var reader = PrecheckedByteReader(bytes)
+    let flags = reader.u16()
+    // Each bit tested alone with `&`; the sum is branch-light and allocation-free.
+    var needed = 4
+    if flags & 0x0001 != 0 { needed &+= 1 }
+    if flags & 0x0004 != 0 { needed &+= 2 }
+    if flags & 0x0010 != 0 { needed &+= 6 }
+    if flags & 0x0020 != 0 { needed &+= 4 }
+    if flags & 0x0040 != 0 { needed &+= 4 }
+    if flags & 0x0080 != 0 { needed &+= 4 }
+    if flags & 0x0100 != 0 { needed &+= 3 }
+    if flags & 0x0200 != 0 { needed &+= 2 }
+    if flags & 0x0400 != 0 { needed &+= 2 }
+    if flags & 0x0800 != 0 { needed &+= 2 }
+    guard bytes.count >= needed else {
+        let (field, end) = CyclingPowerMeasurement.cutField(flags: flags, count: bytes.count)
+        throw .truncated(.cyclingPowerMeasurement, field: field, needed: end, got: bytes.count)
+    }
+    // Fields into locals, then one initializer: building `m` by mutation kept it on the stack
+    // and copied it out after byte-wide stores, twice the time (strap-bench decode, issue 35).
+    let power = reader.s16()
+    let balance: UInt8? = flags & 0x0001 != 0 ? reader.u8() : nil
+    let torque: UInt16? = flags & 0x0004 != 0 ? reader.u16() : nil
+    var wheel: WheelRevolutionData?
+    if flags & 0x0010 != 0 {
+        let revolutions = reader.u32()
+        wheel = WheelRevolutionData(revolutions: revolutions, eventTime: reader.u16())
+    }
+    var crank: CrankRevolutionData?
+    if flags & 0x0020 != 0 {
+        let revolutions = reader.u16()
+        crank = CrankRevolutionData(revolutions: revolutions, eventTime: reader.u16())
+    }
+    var force: Extremes?
+    if flags & 0x0040 != 0 {
+        let maximum = reader.s16()
+        force = Extremes(maximum: maximum, minimum: reader.s16())
+    }
+    var torqueExtremes: Extremes?
+    if flags & 0x0080 != 0 {
+        let maximum = reader.s16()
+        torqueExtremes = Extremes(maximum: maximum, minimum: reader.s16())
+    }
+    var angles: ExtremeAngles?
+    if flags & 0x0100 != 0 {
+        let packed = reader.u24()
+        angles = ExtremeAngles(maximum: UInt16(packed & 0x0FFF), minimum: UInt16(packed >> 12))
+    }
+    let topDeadSpot: UInt16? = flags & 0x0200 != 0 ? reader.u16() : nil
+    let bottomDeadSpot: UInt16? = flags & 0x0400 != 0 ? reader.u16() : nil
+    let energy: UInt16? = flags & 0x0800 != 0 ? reader.u16() : nil
+    var warnings: DecodeWarnings = []
+    if flags & 0x00C0 == 0x00C0 { warnings.insert(.conflictingFlags) }
+    if reader.remaining > 0 { warnings.insert(.trailingOctets) }
+    return CyclingPowerMeasurement(
+        instantaneousPower: power, pedalPowerBalance: balance,
+        pedalPowerBalanceReference: flags & 0x0002 != 0 ? .left : .unknown, accumulatedTorque: torque,
+        accumulatedTorqueSource: flags & 0x0008 != 0 ? .crankBased : .wheelBased, wheel: wheel, crank: crank,
+        extremeForce: force, extremeTorque: torqueExtremes, extremeAngles: angles, topDeadSpotAngle: topDeadSpot,
+        bottomDeadSpotAngle: bottomDeadSpot, accumulatedEnergy: energy,
+        offsetCompensationIndicator: flags & 0x1000 != 0, warnings: warnings)
 }
 
 extension CSCDerivation {

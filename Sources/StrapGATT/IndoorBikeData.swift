@@ -93,49 +93,9 @@ public struct IndoorBikeData: Equatable, Sendable {
         return ("flags", 2)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> IndoorBikeData {
-        guard bytes.count >= 2 else { throw .truncated(.indoorBikeData, field: "flags", needed: 2, got: bytes.count) }
-        var reader = PrecheckedByteReader(bytes)
-        // Bit 0 flipped, so every set bit of `presence` means "this field is here".
-        let presence = reader.u16() ^ 0x0001
-        var needed = 2
-        if presence & 0x0001 != 0 { needed &+= 2 }
-        if presence & 0x0002 != 0 { needed &+= 2 }
-        if presence & 0x0004 != 0 { needed &+= 2 }
-        if presence & 0x0008 != 0 { needed &+= 2 }
-        if presence & 0x0010 != 0 { needed &+= 3 }
-        if presence & 0x0020 != 0 { needed &+= 2 }
-        if presence & 0x0040 != 0 { needed &+= 2 }
-        if presence & 0x0080 != 0 { needed &+= 2 }
-        if presence & 0x0100 != 0 { needed &+= 5 }
-        if presence & 0x0200 != 0 { needed &+= 1 }
-        if presence & 0x0400 != 0 { needed &+= 1 }
-        if presence & 0x0800 != 0 { needed &+= 2 }
-        if presence & 0x1000 != 0 { needed &+= 2 }
-        guard bytes.count >= needed else {
-            let (field, end) = cutField(presence: presence, count: bytes.count)
-            throw .truncated(.indoorBikeData, field: field, needed: end, got: bytes.count)
-        }
-        var d = IndoorBikeData()
-        if presence & 0x0001 != 0 { d.instantaneousSpeed = reader.u16() }
-        if presence & 0x0002 != 0 { d.averageSpeed = reader.u16() }
-        if presence & 0x0004 != 0 { d.instantaneousCadence = reader.u16() }
-        if presence & 0x0008 != 0 { d.averageCadence = reader.u16() }
-        if presence & 0x0010 != 0 { d.totalDistance = reader.u24() }
-        if presence & 0x0020 != 0 { d.resistanceLevel = reader.s16() }
-        if presence & 0x0040 != 0 { d.instantaneousPower = reader.s16() }
-        if presence & 0x0080 != 0 { d.averagePower = reader.s16() }
-        if presence & 0x0100 != 0 {
-            let total = reader.u16(), perHour = reader.u16()
-            d.expendedEnergy = ExpendedEnergy(total: total, perHour: perHour, perMinute: reader.u8())
-        }
-        if presence & 0x0200 != 0 { d.heartRate = reader.u8() }
-        if presence & 0x0400 != 0 { d.metabolicEquivalent = reader.u8() }
-        if presence & 0x0800 != 0 { d.elapsedTime = reader.u16() }
-        if presence & 0x1000 != 0 { d.remainingTime = reader.u16() }
-        if reader.remaining > 0 { d.warnings.insert(.trailingOctets) }
-        return d
+        try decodeIndoorBikeData(bytes)
     }
 
     public static func decode(_ bytes: [UInt8]) throws(GATTDecodingError) -> IndoorBikeData {
@@ -198,6 +158,63 @@ public struct IndoorBikeData: Equatable, Sendable {
         m.warnings.formUnion(later.warnings)
         return m
     }
+}
+
+/// `IndoorBikeData.decode`'s body, a free function on purpose: as a static method its unused
+/// metatype argument had the optimizer split it into a body without that argument and a public
+/// thunk that copied the result out of a temporary right after the body's narrow stores, a
+/// store-forwarding stall that cost a third of the decode (`perf annotate`, strap-bench decode,
+/// issue 35). Nothing to drop, no thunk: the body writes the caller's result directly.
+@inlinable
+func decodeIndoorBikeData(_ bytes: UnsafeRawBufferPointer) throws(GATTDecodingError) -> IndoorBikeData {
+    typealias ExpendedEnergy = IndoorBikeData.ExpendedEnergy
+    guard bytes.count >= 2 else { throw .truncated(.indoorBikeData, field: "flags", needed: 2, got: bytes.count) }
+    var reader = PrecheckedByteReader(bytes)
+    // Bit 0 flipped, so every set bit of `presence` means "this field is here".
+    let presence = reader.u16() ^ 0x0001
+    var needed = 2
+    if presence & 0x0001 != 0 { needed &+= 2 }
+    if presence & 0x0002 != 0 { needed &+= 2 }
+    if presence & 0x0004 != 0 { needed &+= 2 }
+    if presence & 0x0008 != 0 { needed &+= 2 }
+    if presence & 0x0010 != 0 { needed &+= 3 }
+    if presence & 0x0020 != 0 { needed &+= 2 }
+    if presence & 0x0040 != 0 { needed &+= 2 }
+    if presence & 0x0080 != 0 { needed &+= 2 }
+    if presence & 0x0100 != 0 { needed &+= 5 }
+    if presence & 0x0200 != 0 { needed &+= 1 }
+    if presence & 0x0400 != 0 { needed &+= 1 }
+    if presence & 0x0800 != 0 { needed &+= 2 }
+    if presence & 0x1000 != 0 { needed &+= 2 }
+    guard bytes.count >= needed else {
+        let (field, end) = IndoorBikeData.cutField(presence: presence, count: bytes.count)
+        throw .truncated(.indoorBikeData, field: field, needed: end, got: bytes.count)
+    }
+    // Fields into locals, then one initializer (as CyclingPowerMeasurement's: a value built
+    // by mutation stayed on the stack and cost a third more, strap-bench decode, issue 35).
+    let speed: UInt16? = presence & 0x0001 != 0 ? reader.u16() : nil
+    let averageSpeed: UInt16? = presence & 0x0002 != 0 ? reader.u16() : nil
+    let cadence: UInt16? = presence & 0x0004 != 0 ? reader.u16() : nil
+    let averageCadence: UInt16? = presence & 0x0008 != 0 ? reader.u16() : nil
+    let distance: UInt32? = presence & 0x0010 != 0 ? reader.u24() : nil
+    let resistance: Int16? = presence & 0x0020 != 0 ? reader.s16() : nil
+    let power: Int16? = presence & 0x0040 != 0 ? reader.s16() : nil
+    let averagePower: Int16? = presence & 0x0080 != 0 ? reader.s16() : nil
+    var energy: ExpendedEnergy?
+    if presence & 0x0100 != 0 {
+        let total = reader.u16(), perHour = reader.u16()
+        energy = ExpendedEnergy(total: total, perHour: perHour, perMinute: reader.u8())
+    }
+    let heartRate: UInt8? = presence & 0x0200 != 0 ? reader.u8() : nil
+    let metabolicEquivalent: UInt8? = presence & 0x0400 != 0 ? reader.u8() : nil
+    let elapsed: UInt16? = presence & 0x0800 != 0 ? reader.u16() : nil
+    let remaining: UInt16? = presence & 0x1000 != 0 ? reader.u16() : nil
+    return IndoorBikeData(
+        instantaneousSpeed: speed, averageSpeed: averageSpeed, instantaneousCadence: cadence,
+        averageCadence: averageCadence, totalDistance: distance, resistanceLevel: resistance,
+        instantaneousPower: power, averagePower: averagePower, expendedEnergy: energy, heartRate: heartRate,
+        metabolicEquivalent: metabolicEquivalent, elapsedTime: elapsed, remainingTime: remaining,
+        warnings: reader.remaining > 0 ? .trailingOctets : [])
 }
 
 /// Joins the packets of one Indoor Bike Data record. A trainer whose fields do not fit one

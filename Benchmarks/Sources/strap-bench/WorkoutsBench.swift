@@ -2,16 +2,16 @@ import Foundation
 
 /// `strap-bench workouts` (issue 11): a live session's statistics per sample on one core, the
 /// CPU 100 sessions at 1 Hz add to an idle daemon, and start-up with 10 open sessions over
-/// 10 M stored samples. Method: docs/benchmarks.md.
+/// 10 M stored samples; (issue 35) a saved 4 h ride's power figures. Method: docs/benchmarks.md.
 enum WorkoutsBench: BenchSection {
     static let name = "workouts"
-    static let summary = "live builder samples/s, CPU of 100 sessions at 1 Hz, start-up with 10 open sessions"
+    static let summary = "live builder samples/s, CPU of 100 sessions at 1 Hz, start-up with 10 open sessions, 4 h power figures"
 
-    /// `STRAP_BENCH_WORKOUTS=builder,service,daemon,startup,end` runs only those parts (to rerun
+    /// `STRAP_BENCH_WORKOUTS=builder,service,daemon,startup,end,power` runs only those parts (to rerun
     /// one figure; use `--out` with another file, a section run replaces its figures).
     static func run(quick: Bool) throws -> [BenchFigure] {
         let parts = getenv("STRAP_BENCH_WORKOUTS").map { String(cString: $0).split(separator: ",").map(String.init) }
-            ?? ["builder", "service", "daemon", "startup", "end"]
+            ?? ["builder", "service", "daemon", "startup", "end", "power"]
         var figures: [BenchFigure] = []
         for part in parts {
             print("  workouts/\(part): load average \(loadAverage())")
@@ -21,7 +21,8 @@ enum WorkoutsBench: BenchSection {
             case "daemon": figures += try WorkoutDaemonLoad.figures(section: name, quick: quick)
             case "startup": figures += try WorkoutStartup.figures(section: name, quick: quick)
             case "end": figures += try WorkoutEndStall.figures(section: name, quick: quick)
-            default: throw BenchFailure("STRAP_BENCH_WORKOUTS: unknown part \(part) (builder, service, daemon, startup, end)")
+            case "power": figures += try WorkoutPowerFigures.figures(section: name, quick: quick)
+            default: throw BenchFailure("STRAP_BENCH_WORKOUTS: unknown part \(part) (builder, service, daemon, startup, end, power)")
             }
         }
         print("  workouts: load average \(loadAverage()) at the end")
