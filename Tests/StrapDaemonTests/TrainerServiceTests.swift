@@ -32,6 +32,8 @@ import Testing
         #expect(set.isOK, "\(set)")
         #expect(eventually { trainer.target == 200 })
         #expect(trainer.requests == [.requestControl, .setTargetPower(200)])
+        // Held once the trainer's indication has come back through the pipeline.
+        #expect(eventually { h.frontEnd.context.trainers.status().first?.state == .holding(.power(watts: 200)) })
         let status = try c.call(#"{"id":3,"op":"trainer.status"}"#)
         let t = status.result.objects("trainers").first
         #expect(t?.string("state") == "holding" && t?.string("owner") == "user", "\(status)")

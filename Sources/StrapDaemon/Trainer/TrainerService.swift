@@ -213,19 +213,28 @@ public final class TrainerService: @unchecked Sendable {
                 }
             }
             for (id, w) in wanted {
-                guard let target = w.target else { continue }
-                for a in w.devices {
-                    guard let e = trainers[a] else { continue }
-                    if let owner = e.owner, owner != .session(id) { continue }
-                    if e.owner == .session(id), e.control.desired == target { continue }
-                    do throws(TrainerError) {
-                        let step = try e.control.setTarget(target, now: clock())
-                        e.owner = .session(id)
-                        run(a, e, step)
-                    } catch {
-                        note(a, e, "session \(id): \(error)")
-                    }
-                }
+                if let target = w.target { set(target, session: id, devices: w.devices) }
+            }
+        }
+    }
+
+    /// One session's new target, now (the plan runner at a step boundary); nothing released.
+    func drive(session id: UUID, devices: [String], target: TrainerTarget) {
+        queue.async { [self] in set(target, session: id, devices: devices) }
+    }
+
+    private func set(_ target: TrainerTarget, session id: UUID, devices: [String]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for a in devices {
+            guard let e = trainers[a] else { continue }
+            if let owner = e.owner, owner != .session(id) { continue }
+            if e.owner == .session(id), e.control.desired == target { continue }
+            do throws(TrainerError) {
+                let step = try e.control.setTarget(target, now: clock())
+                e.owner = .session(id)
+                run(a, e, step)
+            } catch {
+                note(a, e, "session \(id): \(error)")
             }
         }
     }

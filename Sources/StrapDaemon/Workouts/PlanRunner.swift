@@ -133,6 +133,11 @@ final class PlanRunner: Sendable {
             return p
         }
         if progress.goalMet(atLap: lap.index, elapsed: lap.figures.elapsedTime, distance: lap.figures.distance) {
+            // The trainer first: the lap is journaled (an fsync) before it returns, and the
+            // next step's power must not wait for the disk.
+            if let trainers, let target = trainerTarget(info, lap: lap.index + 1, now: now) {
+                trainers.drive(session: id, devices: info.session.deviceIDs, target: target)
+            }
             do throws(StrapError) {
                 _ = try service.command("lap", id, metadata: progress.lapMetadata(beginning: lap.index))
                 return lap.index + 1
