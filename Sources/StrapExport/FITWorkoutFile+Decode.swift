@@ -57,7 +57,14 @@ extension FITWorkoutFile {
     enum Decoded { case step(PlanStep, intensity: UInt8), `repeat`(from: Int, count: Int) }
 
     static func step(_ m: FITReader.Message, index: Int) throws(Failure) -> Decoded {
-        let duration = m.uint(1).map(UInt8.init) ?? Duration.open
+        // An enum field whose definition says a wider base type can hold any value: one that
+        // no enum has is refused, never trapped on.
+        func enumValue(_ field: UInt8, _ what: String, default d: UInt8) throws(Failure) -> UInt8 {
+            guard let v = m.uint(field) else { return d }
+            guard let e = UInt8(exactly: v) else { throw .unsupported(step: index, "\(what) \(v)") }
+            return e
+        }
+        let duration = try enumValue(1, "duration type", default: Duration.open)
         if duration == Duration.repeatSteps {
             guard let from = m.uint(2), let count = m.uint(4), (1...UInt32(WorkoutPlan.Limits.maximumIterations)).contains(count) else {
                 throw .unsupported(step: index, "a repeat step needs the step to repeat from and a count of 1 to \(WorkoutPlan.Limits.maximumIterations)")
@@ -75,7 +82,7 @@ extension FITWorkoutFile {
             p.goal = .distance(Double(v) / 100)
         default: throw .unsupported(step: index, "duration type \(duration) (only time, distance, open and repeats)")
         }
-        let type = m.uint(3).map(UInt8.init) ?? Target.open
+        let type = try enumValue(3, "target type", default: Target.open)
         let (low, high, zone) = (m.uint(5), m.uint(6), m.uint(4) ?? 0)
         func range(_ offset: UInt32, _ what: String) throws(Failure) -> ClosedRange<Double> {
             guard let low, let high, low <= high else { throw .unsupported(step: index, "a \(what) target without its low and high") }
@@ -105,7 +112,7 @@ extension FITWorkoutFile {
         default: throw .unsupported(step: index, "target type \(type) (only power, heart rate, cadence and open)")
         }
         if let name = m.string(0) { p.displayName = String(name.utf8.prefix(WorkoutPlan.Limits.maximumNameBytes)) }
-        return .step(p, intensity: m.uint(7).map(UInt8.init) ?? Intensity.active)
+        return .step(p, intensity: try enumValue(7, "intensity", default: Intensity.active))
     }
 
     static func activity(sport: UInt32?) -> ActivityType {

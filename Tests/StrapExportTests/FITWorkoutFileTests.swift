@@ -106,4 +106,16 @@ import ThirdPartyReaders
             _ = try? FITWorkoutFile.decode(b)
         }
     }
+
+    /// Found by the `fit` fuzzer (CI, 2026-12-07): records whose definition gives a step's
+    /// duration type a 4-byte base type carry 0xFFFFFFFF-like values; the step mapping took
+    /// them for UInt8 and trapped. Framed as the fuzzer frames it, they are now refused.
+    @Test func aStepEnumWiderThanItsTypeIsRefusedNotTrappedOn() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../Fixtures/plans/fuzz-wide-enum-records.bin")
+        let records = try Array(Data(contentsOf: url))
+        var framed = FIT.header(dataSize: UInt32(records.count)) + records
+        let crc = FIT.CRC.checksum(framed)
+        framed += [UInt8(crc & 0xFF), UInt8(crc >> 8)]
+        #expect(throws: FITWorkoutFile.Failure.self) { try FITWorkoutFile.decode(framed) }
+    }
 }
