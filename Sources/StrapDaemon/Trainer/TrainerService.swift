@@ -219,8 +219,10 @@ public final class TrainerService: @unchecked Sendable {
     }
 
     /// One session's new target, now (the plan runner at a step boundary); nothing released.
+    /// Synchronous: run on the caller's thread while the queue is idle, so the write leaves
+    /// without waiting for another thread to wake.
     func drive(session id: UUID, devices: [String], target: TrainerTarget) {
-        queue.async { [self] in set(target, session: id, devices: devices) }
+        queue.sync { set(target, session: id, devices: devices) }
     }
 
     private func set(_ target: TrainerTarget, session id: UUID, devices: [String]) {

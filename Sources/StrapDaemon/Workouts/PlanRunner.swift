@@ -22,7 +22,7 @@ final class PlanRunner: Sendable {
         var heartRateDrives: [UUID: HeartRateDrive] = [:]
         var trainers: TrainerService?
         /// The extra pass at the next time goal's boundary, when it comes before the next tick.
-        var boundaryPass: DispatchWorkItem?
+        var boundaryPass: DispatchSourceTimer?
         /// Counts changes, so a pass that saw no plan session stops the timer only if no
         /// session was created while it looked.
         var changes = 0
@@ -112,13 +112,16 @@ final class PlanRunner: Sendable {
             s.boundaryPass?.cancel()
             s.boundaryPass = nil
             guard let seconds, seconds < 1 else { return }
-            let item = DispatchWorkItem { [weak self, weak service] in
+            // A timer with no leeway (an asyncAfter may fire late by a share of its delay),
+            // a millisecond past the boundary: elapsed time is counted in whole milliseconds.
+            let timer = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+            timer.schedule(deadline: .now() + .microseconds(Int(seconds * 1e6) + 1000), leeway: .nanoseconds(0))
+            timer.setEventHandler { [weak self, weak service] in
                 guard let self, let service else { return }
                 self.evaluate(service)
             }
-            s.boundaryPass = item
-            // A millisecond past the boundary: elapsed time is counted in whole milliseconds.
-            queue.asyncAfter(deadline: .now() + .microseconds(Int(seconds * 1e6) + 1000), execute: item)
+            s.boundaryPass = timer
+            timer.resume()
         }
     }
 
