@@ -14,11 +14,13 @@
 #       3 seconds into step 2 at which the link is lost (default 15)
 #       4 seconds into step 3 at which the workout ends (default 15, less than S3)
 #       5 slack in seconds between a step's boundary and its target on the trainer (default 5)
+#       6 "continue": go on after a failed trainer-controlled, to see the rest of the timeline
+#         (the link loss, strapd's reconnect, the laps) with a strapd that does not control yet
 # shellcheck source=../lib.sh
 . /lab/guest/lib.sh
 # shellcheck source=../daemon.sh
 . /lab/guest/daemon.sh
-STEPS=${1:-30,50,30} OUTAGE=${2:-10} LOSS_AT=${3:-15} END_AT=${4:-15} SLACK=${5:-5}
+STEPS=${1:-30,50,30} OUTAGE=${2:-10} LOSS_AT=${3:-15} END_AT=${4:-15} SLACK=${5:-5} GATE=${6:-stop}
 IFS=, read -r S1 S2 S3 <<< "$STEPS"
 TARGETS=150,220,120
 daemon_require
@@ -54,23 +56,24 @@ check workout-started OK "session $WORKOUT on the plan, trainer $TRAINER"
 end_workout() { T_END=$(now); ctl --json workout end "$WORKOUT" > "$OUT/workout.json" 2>&1; }
 
 # The gate: step 1's target on the trainer. Without it nothing later can pass; say why and stop.
-n=200
-until grep -q '"opName": "setTargetPower".*"resultName": "success"' "$CONTROL" 2>/dev/null || [ $n = 0 ]; do sleep 0.1; n=$((n - 1)); done
-if [ $n = 0 ]; then
+# (Deadlines by the clock: under TCG each grep costs a good part of a second.)
+t=$((SECONDS + 20))
+until grep -q '"opName": "setTargetPower".*"resultName": "success"' "$CONTROL" 2>/dev/null || [ $SECONDS -ge $t ]; do sleep 0.5; done
+if ! grep -q '"opName": "setTargetPower".*"resultName": "success"' "$CONTROL" 2>/dev/null; then
 	writes=$(python3 -c 'import json,sys; print([(e["opName"], e["target"], e["resultName"]) for e in map(json.loads, open(sys.argv[1]))])' "$CONTROL" 2>/dev/null)
 	check trainer-controlled FAIL "no Set Target Power accepted by the trainer within 20 s of the workout's start: strapd does not control the trainer (control point writes: ${writes:-none}; strapd log: $(grep -a -i -m3 'trainer\|2ad9\|control point' "$STRAPD_LOG" | cut -c1-160 | paste -sd' '))"
-	end_workout
-	exit 1
+	[ "$GATE" = continue ] || { end_workout; exit 1; }
+else
+	check trainer-controlled OK "$(grep -m1 '"opName": "setTargetPower"' "$CONTROL" | cut -c1-200)"
 fi
-check trainer-controlled OK "$(grep -m1 '"opName": "setTargetPower"' "$CONTROL" | cut -c1-200)"
 
 step "step 2 from +${S1} s; out of range at +$((S1 + LOSS_AT)) s for ${OUTAGE} s"
 wait_until "$(at "$T_START" "$S1" "$LOSS_AT")"
 T_LOSS=$(now)
 kill -HUP "$BUMBLE_PID"
 # back, and strapd connected again by itself (no strapctl command)
-n=$(((OUTAGE + 60) * 2))
-until [ "$(grep -c '"event": "trainer-connection"' "$S")" -ge 2 ] || [ $n = 0 ]; do sleep 0.5; n=$((n - 1)); done
+t=$((SECONDS + OUTAGE + 60))
+until [ "$(grep -c '"event": "trainer-connection"' "$S")" -ge 2 ] || [ $SECONDS -ge $t ]; do sleep 0.5; done
 step "trainer: $(grep -c '"event": "trainer-connection"' "$S") connection(s) so far"
 wait_until "$(at "$T_START" "$S1" "$S2" "$END_AT")"
 step "ending the workout in step 3"
