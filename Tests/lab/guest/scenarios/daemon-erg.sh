@@ -88,4 +88,5 @@ python3 "$PY/erg_check.py" --control "$CONTROL" --sensor "$S" --workout "$OUT/wo
 rc=$?
 grep -E '"name": "(erg-|link-lost|trainer-power|workout-)' "$OUT/checks.jsonl" |
 	python3 -c 'import json,sys; [print("check: %-24s %s  %s" % (c["name"], "OK  " if c["ok"] else "FAIL", c["detail"])) for c in map(json.loads, sys.stdin)]'
+grep -q '"ok": false' "$OUT/checks.jsonl" && rc=1
 exit $rc
