@@ -102,7 +102,7 @@ let package = Package(
                                                        "StrapConfig", "StrapSystem", "StrapOS", "CBluetooth", "CHCI", "CShims"]),
         .target(name: "StrapDaemon", dependencies: ["StrapIngest", "StrapStore", "StrapWorkout", "StrapExport", "StrapModel",
                                                     "StrapSimulator", "StrapGATT", "StrapOS", "StrapSystem", "StrapWire",
-                                                    "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol"]),
+                                                    "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol", "StrapTrainer"]),
         // strapd-web's HTTP side (docs/web.md): a StrapKit client, never a second socket client.
         .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "StrapOS", "CMicroHTTPD", "CSystemd", "CShims"]),
 
@@ -139,7 +139,7 @@ let package = Package(
         .testTarget(name: "StrapBluetoothTests", dependencies: ["StrapBluetooth", "StrapIngest", "StrapSystem", "MockBlueZSupport"]),
         .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapExport",
                                                              "StrapModel", "StrapSimulator", "StrapGATT", "StrapSystem", "StrapWire",
-                                                             "StrapControl", "StrapDBus", "MockBlueZSupport", "ThirdPartyReaders", "ProtocolDriver"]),
+                                                             "StrapControl", "StrapDBus", "MockBlueZSupport", "ThirdPartyReaders", "ProtocolDriver", "StrapTrainer"]),
         // strapctl itself too: WebCommandTests run the binary as another user (a permission refused).
         .testTarget(name: "StrapControlTests", dependencies: ["StrapControl", "StrapWire", "strapctl"]),
         .testTarget(name: "StrapKitTests", dependencies: ["StrapKit", "StrapDaemon", "StrapStore", "StrapModel", "StrapWire",

@@ -201,6 +201,16 @@ public final class BlueZDeviceService: DeviceService, SensorSink, @unchecked Sen
         }
     }
 
+    /// On the bus queue, like every BlueZ call; the completion runs there too.
+    public func write(_ address: SensorAddress, _ characteristic: GATTCharacteristic, _ value: [UInt8],
+                      completion: @escaping @Sendable (DeviceError?) -> Void) {
+        queue.async { [self] in
+            guard let client = usableClient(completion) else { return }
+            guard let manager = connection.manager else { return completion(.unavailable("BlueZ is not ready yet")) }
+            registry.write(address, characteristic, value, client, manager, completion)
+        }
+    }
+
     /// The client when BlueZ can be used; otherwise answers `unavailable` and returns nil.
     private func usableClient(_ completion: @Sendable (DeviceError?) -> Void) -> BlueZClient? {
         dispatchPrecondition(condition: .onQueue(queue))

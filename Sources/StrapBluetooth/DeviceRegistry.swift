@@ -355,6 +355,23 @@ extension DeviceRegistry {
         }
     }
 
+    /// A control point write (docs/trainer.md) through the link of a device that streams.
+    func write(_ address: SensorAddress, _ characteristic: GATTCharacteristic, _ value: [UInt8], _ client: BlueZClient,
+               _ manager: SensorManager, _ completion: @escaping Completion) {
+        guard let address = KnownDevices.normalise(address),
+              manager.links[address] != nil || !client.mirror.devices(address: address).isEmpty else { return completion(.notFound(address)) }
+        guard let link = manager.links[address], streaming.contains(address) else {
+            return completion(.unavailable("\(address) is not connected: cannot write \(characteristic.name)"))
+        }
+        link.write(characteristic, value) { result in
+            switch result {
+            case .success: completion(nil)
+            case .failure(.noCharacteristic(let why)): completion(.unavailable(why))
+            case .failure(.bus(let e)): completion(DeviceError(e, address: address))
+            }
+        }
+    }
+
     /// Saves `entry`; on failure the list in memory stays as it was on disk.
     private func remember(_ entry: KnownDevices.Entry) throws(KnownDevicesError) {
         let previous = known.entries[entry.address]

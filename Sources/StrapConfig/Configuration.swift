@@ -90,6 +90,8 @@ public enum SimulatedSensorKind: String, Sendable, CaseIterable {
     case rsc
     /// Crank power meter (Cycling Power).
     case power
+    /// Smart trainer (Fitness Machine, indoor bike) whose control point strapd can write.
+    case trainer
 }
 
 public enum Retention: Sendable, Equatable {

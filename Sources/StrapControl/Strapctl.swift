@@ -24,6 +24,7 @@ public enum Strapctl {
           profile set [--athlete NAME] KEY=VALUE...     change it (KEY= clears)
           profile get [--athlete NAME] FIELD            one field (exit 6 when unset)
           plan list|save|show|delete ...                structured workouts (see strapctl plan help)
+          trainer status|set|release ...                a smart trainer's target by hand (see strapctl trainer help)
           decode CHAR HEX...      decode one GATT packet offline (see strapctl decode --help)
           web url [--overlay] [--state-dir DIR]
                                   strapd-web's dashboard URL with its token (root: the token is secret)
@@ -65,7 +66,7 @@ public enum Strapctl {
         let rest = Array(args.dropFirst())
         let context = CommandContext(socket: socket, json: json, sink: sink, interrupts: interrupts, environment: environment)
         // A usage error of a command family shows that family's usage.
-        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage, "plan": PlanCommands.usage,
+        let commandUsage = ["workout": WorkoutCommands.usage, "profile": ProfileCommands.usage, "plan": PlanCommands.usage, "trainer": TrainerCommands.usage,
                             "web": WebCommands.usage][command] ?? usage
         do {
             switch command {
@@ -91,6 +92,7 @@ public enum Strapctl {
             case "workout": return try WorkoutCommands.run(rest, context)
             case "profile": return try ProfileCommands.run(rest, context)
             case "plan": return try PlanCommands.run(rest, context)
+            case "trainer": return try TrainerCommands.run(rest, context)
             case "web": return try WebCommands.run(rest, context)
             default:
                 return usageError("unknown command '\(command)'", sink)

@@ -105,6 +105,8 @@ public final class Daemon: @unchecked Sendable {
             mqtt,
             ServiceSteps("pipeline", start: {}, stop: { [self] in flushPipeline() }),
             source,
+            // Stops before the source: resetting a trainer needs its link (docs/trainer.md).
+            ServiceSteps("trainers", start: {}, stop: { frontEnd.frontEnd?.context.trainers.releaseAll() }),
             ServiceSteps("status", start: { [self] in statusTimer = makeStatusTimer() }, stop: { statusTimer?.cancel() }),
             ServiceSteps("watchdog", start: { [underSystemd] in
                 watchdog = underSystemd ? frontEnd.frontEnd.flatMap { WatchdogPinger(queue: $0.pipeline.queue) } : nil

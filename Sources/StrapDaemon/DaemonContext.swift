@@ -41,6 +41,8 @@ public final class DaemonContext: @unchecked Sendable {
     public let directory: DeviceDirectory
     /// Workout sessions and athlete profiles; nil where a front end runs without them.
     public let workouts: WorkoutService?
+    /// Smart trainers' control (docs/trainer.md).
+    public let trainers: TrainerService
     private let accessPolicy: Mutex<AccessPolicy>
     /// The `[access]` rules in force; SIGHUP may replace them.
     public var access: AccessPolicy {
@@ -51,13 +53,15 @@ public final class DaemonContext: @unchecked Sendable {
     public let status: @Sendable () -> DaemonStatus
 
     public init(store: Store, pipeline: Pipeline, live: LiveHub, devices: DeviceService, directory: DeviceDirectory,
-                workouts: WorkoutService? = nil, access: AccessPolicy, status: @escaping @Sendable () -> DaemonStatus) {
+                workouts: WorkoutService? = nil, trainers: TrainerService? = nil, access: AccessPolicy,
+                status: @escaping @Sendable () -> DaemonStatus) {
         self.store = store
         self.pipeline = pipeline
         self.live = live
         self.devices = devices
         self.directory = directory
         self.workouts = workouts
+        self.trainers = trainers ?? TrainerService(devices: devices)
         accessPolicy = Mutex(access)
         self.status = status
     }

@@ -29,6 +29,7 @@ public final class DaemonFrontEnd: @unchecked Sendable {
                           router routerConfiguration: RequestRouter.Configuration = RequestRouter.Configuration(),
                           logger: Logger? = nil,
                           workouts: WorkoutService? = nil,
+                          trainerHeldTargets: String? = nil,
                           status: @escaping @Sendable (DaemonFrontEnd) -> DaemonStatus,
                           sources: (Pipeline) throws(E) -> any DeviceService) throws(E) {
         self.store = store
@@ -46,10 +47,14 @@ public final class DaemonFrontEnd: @unchecked Sendable {
         }
         let devices = try sources(pipeline)
         workouts?.onEnergySaturated { [weak devices] address in devices?.resetEnergy(address) { _ in } }
+        let trainers = TrainerService(devices: devices, heldTargetsFile: trainerHeldTargets,
+                                      log: { [logger] in logger?.notice($0) })
+        pipeline.controlTap = { [trainers] in trainers.observe($0) }
+        workouts?.planRunner.trainers = trainers
         // The status closure sees the finished front end; set below, before any client can ask.
         let me = WeakFrontEnd()
         context = DaemonContext(store: store, pipeline: pipeline, live: live, devices: devices, directory: directory,
-                                workouts: workouts, access: access) { me.value.map(status) ?? DaemonStatus.empty }
+                                workouts: workouts, trainers: trainers, access: access) { me.value.map(status) ?? DaemonStatus.empty }
         router = RequestRouter(context: context, configuration: routerConfiguration, logger: logger)
         server = UnixServer(listener: listener, handler: router, configuration: serverConfiguration)
         me.value = self

@@ -122,6 +122,7 @@ final class FrontEndService: LifecycleService {
                                             maximumConnections: c.daemon.maxClients),
                 logger: logger,
                 workouts: workoutsService.workouts,
+                trainerHeldTargets: c.daemon.stateDirectory + "/trainers-held",
                 status: { _ in status() }
             ) { (pipeline: Pipeline) throws(StartupError) -> any DeviceService in
                 pipeline.onRejected = { address, reason in
@@ -210,7 +211,11 @@ final class SourceService: LifecycleService {
                 : Simulation(kinds: kinds, seed: seed, scenario: scenario)
             let source = SimulatorSource(simulation: simulation, pipeline: pipeline, speed: options.simulateSpeed)
             simulator = source
-            return SimulatedDeviceService(identities: source.identities) { [weak source] address, up in source?.setConnected(address, up) }
+            return SimulatedDeviceService(identities: source.identities,
+                                          links: { [weak source] address, up in source?.setConnected(address, up) },
+                                          writes: { [weak source] address, characteristic, value in
+                                              source?.write(address, characteristic, value) ?? (.unavailable("the simulator stopped"), nil)
+                                          })
         case .bluetooth:
             let service = BlueZDeviceService.make(options: options, configuration: configuration, logger: logger, pipeline: pipeline)
             bluetooth = service

@@ -48,6 +48,10 @@ public final class Pipeline: @unchecked Sendable {
     public var onChange: (@Sendable (SensorAddress, DeviceIngest.Change) -> Void)?
     /// A tap for `--record`: every event as submitted, before decoding.
     public var recorder: (@Sendable (SensorEvent) -> Void)?
+    /// The trainer's control path (docs/trainer.md): control point indications, Machine
+    /// Status, the Feature and ranges read, and every link change, as they are processed.
+    /// Set before the sources start.
+    public var controlTap: (@Sendable (SensorEvent) -> Void)?
 
     public init(capacity: Int = 65_536, storeStage: StoreStage, live: LiveHub,
          identity: @escaping @Sendable (SensorAddress, String?) -> (Device, DeviceIngest.Settings)) {
@@ -159,6 +163,7 @@ public final class Pipeline: @unchecked Sendable {
         let mark = out.samples.count
         switch event {
         case let .notification(_, characteristic, value, time), let .read(_, characteristic, value, time):
+            if let tap = controlTap, characteristic.isTrainerControlPath { tap(event) }
             slot.ingest.ingest(characteristic, value, wall: time.wall, monotonic: time.monotonic, into: &out)
             if let error = out.rejected {
                 out.rejected = nil
@@ -173,9 +178,11 @@ public final class Pipeline: @unchecked Sendable {
                 out.changes.removeAll(keepingCapacity: true)
             }
         case let .linkUp(_, _, time):
+            controlTap?(event)
             slot.ingest.linkRestarted()
             if livePublishing { outLive.append(.event(.link(address, up: true, reason: nil, time.wall))) }
         case let .linkDown(_, reason, time):
+            controlTap?(event)
             if livePublishing { outLive.append(.event(.link(address, up: false, reason: reason, time.wall))) }
         }
         let produced = out.samples.count - mark
@@ -240,4 +247,15 @@ extension Pipeline {
 private final class IngestSlot {
     var ingest: DeviceIngest
     init(_ ingest: DeviceIngest) { self.ingest = ingest }
+}
+
+extension GATTCharacteristic {
+    /// What the trainer service takes from the pipeline (`Pipeline.controlTap`).
+    var isTrainerControlPath: Bool {
+        switch self {
+        case .fitnessMachineControlPoint, .fitnessMachineStatus, .fitnessMachineFeature, .supportedPowerRange,
+             .supportedResistanceLevelRange: true
+        default: false
+        }
+    }
 }

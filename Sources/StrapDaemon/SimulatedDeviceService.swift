@@ -1,4 +1,5 @@
 import Dispatch
+import StrapGATT
 import StrapIngest
 import StrapSimulator
 
@@ -12,9 +13,13 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
     /// Takes a simulated sensor's link down (false) or up (true) for real: its samples stop
     /// and resume. Nil for a replay, which plays what was recorded.
     private let links: (@Sendable (SensorAddress, Bool) -> Void)?
+    /// Carries a write to the simulated device (`SimulatorSource.write`). Nil for a replay.
+    private let writes: (@Sendable (SensorAddress, GATTCharacteristic, [UInt8]) -> SimulatorSource.WriteResult)?
 
-    public init(identities: [SimulatedIdentity], links: (@Sendable (SensorAddress, Bool) -> Void)? = nil) {
+    public init(identities: [SimulatedIdentity], links: (@Sendable (SensorAddress, Bool) -> Void)? = nil,
+                writes: (@Sendable (SensorAddress, GATTCharacteristic, [UInt8]) -> SimulatorSource.WriteResult)? = nil) {
         self.links = links
+        self.writes = writes
         var infos: [SensorAddress: DeviceInfo] = [:]
         for identity in identities {
             var info = DeviceInfo(address: identity.address, name: identity.name)
@@ -60,6 +65,21 @@ public final class SimulatedDeviceService: DeviceService, @unchecked Sendable {
 
     public func resetEnergy(_ address: SensorAddress, completion: @escaping @Sendable (DeviceError?) -> Void) {
         update(address, completion) { _ in }
+    }
+
+    /// A simulated trainer's control point (docs/operations.md#a-simulated-trainer): the write
+    /// is acknowledged first, and the trainer's indication follows it into the pipeline after
+    /// a simulated ATT round trip of a few milliseconds, as a real one's follows the write response.
+    public func write(_ address: SensorAddress, _ characteristic: GATTCharacteristic, _ value: [UInt8],
+                      completion: @escaping @Sendable (DeviceError?) -> Void) {
+        queue.async { [self] in
+            guard let info = infos[address] else { return completion(.notFound(address)) }
+            guard info.connected else { return completion(.unavailable("\(address) is not connected")) }
+            guard let writes else { return completion(.failed("\(address): a replayed device cannot be written")) }
+            let (error, answer) = writes(address, characteristic, value)
+            completion(error)
+            if let answer { queue.asyncAfter(deadline: .now() + .milliseconds(4)) { answer() } }
+        }
     }
 
     /// A forgotten sensor is not listed until it is connected again.

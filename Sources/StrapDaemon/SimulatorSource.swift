@@ -28,7 +28,11 @@ public final class SimulatorSource: @unchecked Sendable {
     /// Sensors disconnected by request (`devices.disconnect`), silent until `connect`. The
     /// lock is held across filtering and submitting, so no notification of a sensor can be
     /// submitted after the link-down that ended it.
-    private let heldDown = Mutex<Set<SensorAddress>>([])
+    let heldDown = Mutex<Set<SensorAddress>>([])
+    /// The simulated trainers' control state, which writes reach from the device service's
+    /// queue (SimulatorSource+Trainer.swift); `origin` again, for the clock those writes read.
+    let trainers: [SensorAddress: SimulatedTrainerControl]
+    let clockOrigin = Mutex<ReceiveTime?>(nil)
 
     /// `tick` bounds how long the source sleeps between checks.
     public init(simulation: Simulation, pipeline: Pipeline, speed: Double = 1, tick: DispatchTimeInterval = .seconds(1)) {
@@ -37,11 +41,13 @@ public final class SimulatorSource: @unchecked Sendable {
         self.speed = speed
         self.tick = tick
         identities = simulation.devices.map(\.identity)
+        trainers = simulation.trainers
     }
 
     public func start() {
         guard !started.exchange(true, ordering: .acquiringAndReleasing) else { return }
         origin = ReceiveTime.now()
+        clockOrigin.withLock { $0 = origin }
         if !DetachedThread.spawn(name: "strapd-sim", { self.run() }) { exited.signal() }
     }
 
@@ -61,7 +67,8 @@ public final class SimulatorSource: @unchecked Sendable {
             guard changed else { return }
             let now = ReceiveTime.now()
             pipeline.submit(contentsOf: [connected ? .linkUp(address, name: identity.name, now)
-                                                   : .linkDown(address, reason: "disconnected by request", now)])
+                                                   : .linkDown(address, reason: "disconnected by request", now)]
+                                        + trainerLinkChanged(address, connected, at: now))
         }
     }
 

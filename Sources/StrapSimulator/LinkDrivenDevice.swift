@@ -13,10 +13,17 @@ protocol LinkDrivenDevice: SimulatedDevice {
     func connectReads() -> [SimulatedEvent]
     /// Called when the link comes back, after the device advanced to the reconnect time.
     mutating func linkRestored()
+    /// The same, for a device that needs the time (by default `linkRestored()`).
+    mutating func linkRestored(at t: Double)
+    /// Called when the link drops at `t`, after the device advanced to it: what a device
+    /// forgets with its link (a trainer's control) it forgets here.
+    mutating func linkDropped(at t: Double)
 }
 
 extension LinkDrivenDevice {
     mutating func linkRestored() {}
+    mutating func linkRestored(at t: Double) { linkRestored() }
+    mutating func linkDropped(at t: Double) {}
 
     public var nextEventTime: Double { announced ? link.nextEventTime : 0 }
 
@@ -43,10 +50,11 @@ extension LinkDrivenDevice {
                 events += notifications(at: t)
             case let .dropped(t, reason):
                 progress(to: t)
+                linkDropped(at: t)
                 events.append((t, .disconnected(reason: reason)))
             case let .restored(t):
                 progress(to: t)
-                linkRestored()
+                linkRestored(at: t)
                 events += connectEvents(at: t)
             }
         }

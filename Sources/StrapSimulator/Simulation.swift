@@ -2,7 +2,8 @@ import StrapGATT
 
 /// The set of simulated devices `strapd --simulate[=N]` runs (docs/product.md §3.5): by default one
 /// heart rate strap and one speed/cadence sensor; with N, kinds cycle HR, CSC, RSC, HR, ... (a
-/// power meter only when named: `[simulate] devices = hr, power`, so N keeps its old meaning).
+/// power meter or a trainer only when named: `[simulate] devices = hr, power, trainer`, so N
+/// keeps its old meaning).
 public struct Simulation: Sendable {
     public internal(set) var devices: [any SimulatedDevice]
 
@@ -22,14 +23,21 @@ public struct Simulation: Sendable {
         return merged
     }
 
+    /// The simulated trainers' shared control state, by address: what control point writes reach.
+    public var trainers: [String: SimulatedTrainerControl] {
+        var out: [String: SimulatedTrainerControl] = [:]
+        for case let trainer as SimulatedTrainer in devices { out[trainer.identity.address] = trainer.control }
+        return out
+    }
+
     /// The earliest time any device has something new (infinity with no devices).
     public var nextEventTime: Double { devices.map(\.nextEventTime).min() ?? .infinity }
 }
 
 extension Simulation {
-    /// A kind of simulated sensor, as `[simulate] devices = hr, csc, rsc, power` names them.
+    /// A kind of simulated sensor, as `[simulate] devices = hr, csc, rsc, power, trainer` names them.
     public enum Kind: String, Sendable, CaseIterable {
-        case hr, csc, rsc, power
+        case hr, csc, rsc, power, trainer
         /// What `--simulate=N` cycles through.
         static let cycled: [Kind] = [.hr, .csc, .rsc]
     }
@@ -63,6 +71,7 @@ extension Simulation {
             case .csc: return SimulatedSpeedCadenceSensor(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
             case .rsc: return SimulatedFootPod(index: index, seed: deviceSeed, dropouts: dropouts)
             case .power: return SimulatedPowerMeter(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
+            case .trainer: return SimulatedTrainer(index: index, seed: deviceSeed, dropouts: dropouts, scenario: scenario)
             }
         }
     }

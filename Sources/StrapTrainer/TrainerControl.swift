@@ -61,6 +61,11 @@ public struct TrainerControl: Sendable {
     var block: Block?
     /// The one Request Control allowed after a Control Not Permitted was used.
     var controlReRequested = false
+    /// When our last reset was acknowledged: the trainer's Machine Status "reset" may follow
+    /// its indication rather than precede it (the order is not fixed), and is ours then too.
+    var ownResetAcknowledged: Millis?
+    /// How long after our reset's acknowledgement a Machine Status "reset" is taken as its echo.
+    static let resetEchoWindow: Millis = 2000
 
     /// `mayHoldTarget`: true when the trainer may still hold a target from an earlier run (a
     /// daemon restarting after a crash), so that a `release` resets it on the next connection.
@@ -183,6 +188,7 @@ public struct TrainerControl: Sendable {
                 applied = nil
                 mayHoldTarget = false
                 releasePending = false
+                ownResetAcknowledged = now
                 alerts.append(.released)
             default:
                 if let t = f.target { applied = t }
@@ -256,6 +262,10 @@ public struct TrainerControl: Sendable {
         case .reset:
             // Our own reset announces itself too; any other reset dropped our target.
             if inFlight?.request == .reset { return TrainerStep(deadline: inFlight?.deadline) }
+            if let t = ownResetAcknowledged, now - t <= Self.resetEchoWindow, applied == nil, inFlight == nil {
+                ownResetAcknowledged = nil
+                return TrainerStep()
+            }
             hasControl = false
             applied = nil
             inFlight = nil

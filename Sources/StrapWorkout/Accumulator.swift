@@ -31,6 +31,7 @@ struct Accumulator: Sendable, Hashable {
     var heartRate = DiscreteStat()
     var speed = DiscreteStat()
     var cadence = DiscreteStat()
+    var power = DiscreteStat()
     var distance = 0.0
     var distanceSamples = 0
     /// kcal from the heart-rate sensor's energy expended.

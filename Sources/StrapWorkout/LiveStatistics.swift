@@ -22,6 +22,12 @@ public struct WorkoutFigures: Sendable, Hashable {
     public var cadenceMostRecent: Double?
     public var cadenceAverage: Double?
     public var cadenceMaximum: Double?
+    /// W: the power readings of the session's power source (a power meter or a trainer), their
+    /// plain mean; the saved workout's power figures come from the 1 Hz series instead
+    /// (`WorkoutPower`).
+    public var powerMostRecent: Double?
+    public var powerAverage: Double?
+    public var powerMaximum: Double?
     /// Seconds below zone 1, then in zones 1…5; nil when the zones are unknown.
     public var timeInZones: [Double]?
 
@@ -83,6 +89,7 @@ enum StatisticsKey: String, CodingKey {
     case elapsedTime, heartRateSamples, heartRateMostRecent, heartRateAverage, heartRateMinimum, heartRateMaximum
     case activeEnergy, distance, speedMostRecent, speedAverage, speedMaximum
     case cadenceMostRecent, cadenceAverage, cadenceMaximum, timeInZones
+    case powerMostRecent, powerAverage, powerMaximum
 }
 
 extension WorkoutFigures: Codable {
@@ -111,6 +118,9 @@ extension WorkoutFigures: Codable {
         cadenceAverage = try c.decodeIfPresent(Double.self, forKey: .cadenceAverage)
         cadenceMaximum = try c.decodeIfPresent(Double.self, forKey: .cadenceMaximum)
         timeInZones = try c.decodeIfPresent([Double].self, forKey: .timeInZones)
+        powerMostRecent = try c.decodeIfPresent(Double.self, forKey: .powerMostRecent)
+        powerAverage = try c.decodeIfPresent(Double.self, forKey: .powerAverage)
+        powerMaximum = try c.decodeIfPresent(Double.self, forKey: .powerMaximum)
     }
 
     func encode(into c: inout KeyedEncodingContainer<StatisticsKey>) throws {
@@ -129,6 +139,9 @@ extension WorkoutFigures: Codable {
         try c.encodeIfPresent(cadenceAverage, forKey: .cadenceAverage)
         try c.encodeIfPresent(cadenceMaximum, forKey: .cadenceMaximum)
         try c.encodeIfPresent(timeInZones, forKey: .timeInZones)
+        try c.encodeIfPresent(powerMostRecent, forKey: .powerMostRecent)
+        try c.encodeIfPresent(powerAverage, forKey: .powerAverage)
+        try c.encodeIfPresent(powerMaximum, forKey: .powerMaximum)
     }
 }
 

@@ -160,7 +160,8 @@ public struct LiveWorkoutBuilder: Sendable {
         let watts = max(0, s.value)
         let k = timeline.lapIndex(at: t)
         totals.powerSamples += 1
-        laps.update(k) { $0.powerSamples += 1 }
+        totals.power.add(watts, at: t)
+        laps.update(k) { $0.powerSamples += 1; $0.power.add(watts, at: t) }
         if t > newestCountedTime { newestCountedTime = t }
         let a1 = timeline.active(at: t)
         guard a1 > lastPowerActive else { return true }
@@ -299,6 +300,9 @@ public struct LiveWorkoutBuilder: Sendable {
         f.cadenceMostRecent = a.cadence.mostRecent
         f.cadenceAverage = a.cadence.average
         f.cadenceMaximum = a.cadence.maximum
+        f.powerMostRecent = a.power.mostRecent
+        f.powerAverage = a.power.average
+        f.powerMaximum = a.power.maximum
         if zones != nil { f.timeInZones = (0..<6).map { a.zoneSeconds[$0] } }
         return f
     }

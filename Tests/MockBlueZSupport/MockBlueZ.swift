@@ -14,12 +14,17 @@ public final class MockBlueZ: @unchecked Sendable {
         /// The adapters with a device object for it at start; nil: every adapter (none with
         /// `known: false`). Elsewhere only discovery on that adapter creates one.
         public var knownOn: [String]?
-        public init(address: String, kind: String, hz: Int = 4, batteryNotify: Bool = true, knownOn: [String]? = nil) {
+        /// Kinds `ftms`/`trainer`: a controllable trainer (Fitness Machine Control Point and
+        /// Status, Supported Power and Resistance Level Range).
+        public var controlPoint = false
+        public init(address: String, kind: String, hz: Int = 4, batteryNotify: Bool = true, knownOn: [String]? = nil,
+                    controlPoint: Bool = false) {
             self.address = address
             self.kind = kind
             self.hz = hz
             self.batteryNotify = batteryNotify
             self.knownOn = knownOn
+            self.controlPoint = controlPoint
         }
     }
 
@@ -39,7 +44,8 @@ public final class MockBlueZ: @unchecked Sendable {
         config = bus.directory.appendingPathComponent("mock.json")
         state = bus.directory.appendingPathComponent("mock-state.json")
         let json: [String: Any] = ["streaming": streaming, "known": known, "adapters": adapters, "sensors": sensors.map {
-            var spec: [String: Any] = ["address": $0.address, "kind": $0.kind, "hz": $0.hz, "battery_notify": $0.batteryNotify]
+            var spec: [String: Any] = ["address": $0.address, "kind": $0.kind, "hz": $0.hz, "battery_notify": $0.batteryNotify,
+                                       "control_point": $0.controlPoint]
             if let knownOn = $0.knownOn { spec["known_on"] = knownOn }
             return spec
         }]
@@ -84,6 +90,15 @@ public final class MockBlueZ: @unchecked Sendable {
     public func acquireCalls(_ address: String) throws -> Int { ((try stats()["acquire_notify"] as? [String: Any])?[address] as? Int) ?? 0 }
     public func batteryStartNotifyCalls(_ address: String) throws -> Int {
         ((try stats()["battery_start_notify"] as? [String: Any])?[address] as? Int) ?? 0
+    }
+    /// StartNotify calls per Fitness Machine control characteristic ("2ad9", "2ada").
+    public func controlStartNotifyCalls(_ address: String) throws -> [String: Int] {
+        ((try stats()["control_start_notify"] as? [String: Any])?[address] as? [String: Int]) ?? [:]
+    }
+    /// The values written to a characteristic ("2ad9"), in order.
+    public func writes(_ address: String, _ uuid: String) throws -> [[UInt8]] {
+        try events().filter { ($0.first as? String) == "WriteValue" && ($0[1] as? String) == address && ($0[2] as? String) == uuid }
+            .compactMap { ($0[3] as? [Int])?.map { UInt8($0) } }
     }
     public func events() throws -> [[Any]] { (try stats()["events"] as? [[Any]]) ?? [] }
     /// The adapter the sensor is connected through, nil when it is not connected.

@@ -118,7 +118,7 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         ("[daemon]\nmax_clients = 0", "outside 1...65536"),
         ("[bluetooth]\nadapter = hcix", "expected an adapter: hciN with N a number"),
         ("[bluetooth]\nscan_timeout = 0", "between 1s and 1h"),
-        ("[simulate]\ndevices = hr, bike", "expected one of hr, csc, rsc, power"),
+        ("[simulate]\ndevices = hr, bike", "expected one of hr, csc, rsc, power, trainer"),
         ("[device.AA:BB:CC:DD:EE:FF]\nwheel_circumference = 21m", "not a plausible wheel circumference"),
         ("[device.AA:BB:CC:DD:EE:FF]\nadapter = usb0", "expected an adapter: hciN with N a number"),
     ])

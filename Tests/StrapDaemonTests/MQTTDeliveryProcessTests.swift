@@ -53,9 +53,18 @@ import StrapWire
                                   sourceLocation: SourceLocation = #_sourceLocation) throws -> (Int, Int, Int) {
         let (stored, _) = try readAnchored(try daemon.client(), from: 0)
         let wanted = stored.filter { $0.1 <= anchor }
-        let received = consumer.samples(under: prefix)
+        // The broker acknowledges to strapd before it forwards to the consumer: give what it
+        // acknowledged a bounded while to arrive (a loaded CI run saw none of 4 yet).
+        var received = consumer.samples(under: prefix)
         var count: [String: Int] = [:]
-        for r in received { count[r.uuid, default: 0] += 1 }
+        let deadline = Date().addingTimeInterval(10)
+        while true {
+            count = [:]
+            for r in received { count[r.uuid, default: 0] += 1 }
+            if Date() > deadline || wanted.allSatisfy({ count[$0.0] != nil }) { break }
+            usleep(50_000)
+            received = consumer.samples(under: prefix)
+        }
         let missing = wanted.filter { count[$0.0] == nil }
         #expect(missing.isEmpty, "\(missing.count) of \(wanted.count) stored samples never reached the consumer, first at anchor \(missing.first?.1 ?? 0)",
                 sourceLocation: sourceLocation)

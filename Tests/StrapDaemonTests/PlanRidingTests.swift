@@ -1,6 +1,7 @@
 import Foundation
 import ProtocolDriver
 import StrapControl
+import StrapIngest
 import StrapModel
 import StrapWire
 import Testing
@@ -81,5 +82,41 @@ import Testing
         let ctl = Strapctl.run(["--socket", h.socketPath, "workout", "start", "--activity", "cycling", "--plan", UUID().uuidString])
         #expect(ctl.exitCode != 0 && ctl.stderr.contains("no plan"), "\(ctl.stderr)")
         #expect(try c.call(#"{"id":2,"op":"workout.list"}"#).result.objects("sessions").isEmpty)
+    }
+
+    /// A power target is watched like the others, against the power source's latest reading
+    /// (here a power meter's Cycling Power Measurements at 1 Hz): 150 W under a 200–220 W step
+    /// for 5 s is "below", 210 W for 3 s is back "inRange"; the live figures carry the power.
+    @Test func aPowerTargetIsWatchedAgainstThePowerMeter() throws {
+        let clock = Clock()
+        let h = try RouterHarness(workoutClock: clock.now)
+        defer { h.close() }
+        let c = try h.client()
+        let service = try #require(h.workouts)
+        let meter = "C0:DA:E0:00:00:63"
+        let plan = #"{"name":"Hold","activity":"cycling","blocks":[],"warmup":{"goal":{"time":60},"target":{"power":{"watts":[200,220]}}}}"#
+        let uuid = try #require(try c.call(#"{"id":1,"op":"plan.save","plan":\#(plan)}"#).result.string("uuid"))
+        let origin = WorkoutProtocolTests.origin
+        h.pipeline.submit(contentsOf: [.linkUp(meter, name: "Meter", ReceiveTime(wall: origin, monotonic: 0))])
+        let started = try c.call(#"{"id":2,"op":"workout.start","activityType":"cycling","plan":"\#(uuid)","devices":["\#(meter)"]}"#)
+        guard case .object(let session)? = started.result["session"], let id = session.string("session") else {
+            Issue.record("not started: \(started)"); return
+        }
+        for second in 1...20 {
+            let watts: UInt16 = second <= 10 ? 150 : 210
+            let t = ReceiveTime(wall: origin + Millis(second) * 1000, monotonic: Double(second))
+            h.pipeline.submit(contentsOf: [.notification(meter, .cyclingPowerMeasurement, [0x00, 0x00, UInt8(watts & 0xFF), UInt8(watts >> 8)], t)])
+            h.pipeline.drain()
+            clock.set(seconds: Double(second))
+            service.planRunner.evaluateNow(service)
+        }
+        let markers = try Self.events(c, id).filter { $0.string("kind") == "marker" }.map(meta)
+        #expect(markers.map { $0.string("planAlert") } == ["below", "inRange"], "\(markers)")
+        #expect(markers.allSatisfy { $0.string("planTarget") == "power" })
+        #expect(markers.first?.string("planValue") == "150")
+        let stats = try c.call(#"{"id":3,"op":"workout.get","session":"\#(id)"}"#).result
+        guard case .object(let figures)? = stats["statistics"] else { Issue.record("no statistics: \(stats)"); return }
+        #expect(figures.number("powerMostRecent") == 210 && figures.number("powerMaximum") == 210, "\(figures)")
+        #expect(figures.number("powerAverage") == 180, "ten readings at 150 W, ten at 210 W: \(figures)")
     }
 }

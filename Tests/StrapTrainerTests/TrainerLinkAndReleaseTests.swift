@@ -130,6 +130,29 @@ import Testing
         #expect(s.control.state == .idle && !s.control.hasControl && !s.control.mayHoldTarget)
     }
 
+    /// The trainer's Machine Status "reset" may come after its indication of our reset (the
+    /// simulated trainer's order): that is our reset's echo, not a reset of its own; one that
+    /// comes later, with a target held again, is the trainer's.
+    @Test func theStatusEchoOfOurResetAfterItsAnswerIsNoAlert() throws {
+        var s = Script()
+        s.connect()
+        try s.target(.power(watts: 350))
+        s.answer()
+        s.answer()
+        s.release()
+        s.answer()
+        s.now = 40
+        s.on(.status(.reset))
+        #expect(s.alerts == [.released])
+        #expect(s.control.state == .idle)
+        try s.target(.power(watts: 200))
+        s.answer()
+        s.answer()
+        s.now = 500
+        s.on(.status(.reset))
+        #expect(s.alerts == [.released, .trainerReset])
+    }
+
     @Test func releaseDuringATargetWriteResetsAfterItsAnswer() throws {
         var s = Script()
         s.connect()

@@ -11,6 +11,7 @@ let sections: [any BenchSection.Type] = [
     PipelineBench.self,
     SoakBench.self,
     StoreBench.self,
+    TrainerBench.self,
     WorkoutsBench.self,
 ]
 

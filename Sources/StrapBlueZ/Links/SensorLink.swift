@@ -38,7 +38,7 @@ public struct SensorLinkOptions: Sendable {
 public final class SensorLink: @unchecked Sendable {
     public let address: String
     public let options: SensorLinkOptions
-    private let client: BlueZClient
+    let client: BlueZClient
     private weak var sink: (any SensorSink)?
     private var machine: SensorLinkMachine
     /// The device object in use, and its adapter: nil while there is none to use.
@@ -57,9 +57,9 @@ public final class SensorLink: @unchecked Sendable {
     private var pendingSubscribes = 0
     private var subscribeFailure: String?
     /// Characteristic path → UUID for which a handler is attached.
-    private var subscribed: [ObjectPath: String] = [:]
+    var subscribed: [ObjectPath: String] = [:]
     private var sockets: [ObjectPath: NotifySocket] = [:]
-    private var epoch = 0
+    var epoch = 0
     private var lastReason: String?
     private var reportedPhase: LinkPhase = .idle
     var discoveryHook: (@Sendable (String, Bool) -> Void)?
@@ -85,15 +85,6 @@ public final class SensorLink: @unchecked Sendable {
     public func stop() {
         dispatchPrecondition(condition: .onQueue(client.queue))
         feed(.stop)
-    }
-
-    /// Writes 0x01 to the Heart Rate Control Point (0x2A39) to reset Energy Expended.
-    public func resetEnergyExpended(_ done: @escaping BlueZClient.Completion) {
-        dispatchPrecondition(condition: .onQueue(client.queue))
-        guard let path = characteristic(GATTCharacteristic.heartRateControlPoint.uuidString)?.path else {
-            return done(.failure(.reply(DBusErrorReply(name: BlueZErrorName.notSupported.rawValue, message: "\(address) has no heart rate control point"))))
-        }
-        client.writeValue(characteristic: path, [0x01], withResponse: true, done)
     }
 
     // MARK: Events from the mirror
@@ -201,7 +192,7 @@ public final class SensorLink: @unchecked Sendable {
         return services.map(\.measurement.uuidString)
     }
 
-    private func characteristic(_ uuid: String) -> BlueZCharacteristic? {
+    func characteristic(_ uuid: String) -> BlueZCharacteristic? {
         guard let path = devicePath else { return nil }
         return client.mirror.characteristics(of: path).first { $0.uuid == uuid }
     }
@@ -312,7 +303,8 @@ public final class SensorLink: @unchecked Sendable {
         guard let chars = measurementCharacteristics() else { return feed(.subscribeFinished(error: "characteristics vanished")) }
         epoch += 1
         let current = epoch
-        pendingSubscribes = chars.count
+        let control = fitnessMachineControlCharacteristics(streaming: chars)
+        pendingSubscribes = control.count + chars.count
         subscribeFailure = nil
         let finish: @Sendable (String?) -> Void = { [weak self] error in
             guard let self, self.epoch == current else { return }
@@ -320,6 +312,8 @@ public final class SensorLink: @unchecked Sendable {
             self.pendingSubscribes -= 1
             if self.pendingSubscribes == 0 { self.feed(.subscribeFinished(error: self.subscribeFailure)) }
         }
+        // First, so a controller can write as soon as the link is up (SensorLink+Trainer.swift).
+        subscribeFitnessMachineControl(control, current, finish)
         for c in chars {
             // The handler is attached before notifications are enabled, so one sent right
             // after the CCC write is not lost.
@@ -384,8 +378,9 @@ public final class SensorLink: @unchecked Sendable {
         guard let path = devicePath, let device = client.mirror.device(path) else { return }
         if let pct = device.batteryPercentage { sink?.battery(device: address, percentage: pct) }
         let wanted: [GATTCharacteristic] = [.batteryLevel, .bodySensorLocation, .sensorLocation, .cyclingPowerFeature,
-                                            .fitnessMachineFeature, .manufacturerName, .modelNumber,
-                                            .serialNumber, .firmwareRevision, .hardwareRevision, .softwareRevision]
+                                            .fitnessMachineFeature, .supportedPowerRange, .supportedResistanceLevelRange,
+                                            .manufacturerName, .modelNumber, .serialNumber, .firmwareRevision,
+                                            .hardwareRevision, .softwareRevision]
         for c in wanted {
             guard let char = characteristic(c.uuidString), char.flags.contains("read") else { continue }
             client.readValue(characteristic: char.path) { [weak self] result in

@@ -129,5 +129,8 @@ struct Operation: Sendable {
         "plan.list": Operation(permission: .read) { r, q, s throws(WireError) in try r.planList(q, s) },
         "plan.get": Operation(permission: .read) { r, q, s throws(WireError) in try r.planGet(q, s) },
         "plan.delete": Operation(permission: .record) { r, q, s throws(WireError) in try r.planDelete(q, s) },
+        "trainer.status": Operation(permission: .read) { r, q, s throws(WireError) in try r.trainerStatus(q, s) },
+        "trainer.set": Operation(permission: .record) { r, q, s throws(WireError) in try r.trainerSet(q, s) },
+        "trainer.release": Operation(permission: .record) { r, q, s throws(WireError) in try r.trainerRelease(q, s) },
     ]
 }

@@ -1,6 +1,7 @@
 import Dispatch
 import FoundationEssentials
 import StrapModel
+import StrapTrainer
 import StrapWorkout
 import Synchronization
 
@@ -13,18 +14,29 @@ import Synchronization
 /// with a plan is open.
 final class PlanRunner: Sendable {
     private let queue = DispatchQueue(label: "strapd.workouts.plans")
-    private struct State {
+    struct State {
         var timer: DispatchSourceTimer?
         var progress: [UUID: PlanProgress] = [:]
         var monitors: [UUID: (lap: Int, target: String, monitor: TargetMonitor)] = [:]
+        /// Heart-rate-targeted steps ridden on a trainer: the controller of each session's step.
+        var heartRateDrives: [UUID: HeartRateDrive] = [:]
+        var trainers: TrainerService?
+        /// The extra pass at the next time goal's boundary, when it comes before the next tick.
+        var boundaryPass: DispatchWorkItem?
         /// Counts changes, so a pass that saw no plan session stops the timer only if no
         /// session was created while it looked.
         var changes = 0
     }
-    private let state = Mutex(State())
+    let state = Mutex(State())
     private let log: @Sendable (String) -> Void
 
     init(log: @escaping @Sendable (String) -> Void) { self.log = log }
+
+    /// Where steps' trainer targets go (set once the device service exists).
+    var trainers: TrainerService? {
+        get { state.withLock { $0.trainers } }
+        set { state.withLock { $0.trainers = newValue } }
+    }
 
     /// A session changed: make sure the timer runs if one with a plan may be open. Cheap, and
     /// safe to call under the engine's lock (the work happens on `queue`).
@@ -44,7 +56,7 @@ final class PlanRunner: Sendable {
     }
 
     func stop() {
-        state.withLock { s in s.timer?.cancel(); s.timer = nil }
+        state.withLock { s in s.timer?.cancel(); s.timer = nil; s.boundaryPass?.cancel(); s.boundaryPass = nil }
     }
 
     /// One pass now, on the runner's queue (tests move a clock and call this).
@@ -61,18 +73,58 @@ final class PlanRunner: Sendable {
             state.withLock { s in
                 guard s.changes == seen else { return }
                 s.timer?.cancel(); s.timer = nil
-                s.progress = [:]; s.monitors = [:]
+                s.boundaryPass?.cancel(); s.boundaryPass = nil
+                s.progress = [:]; s.monitors = [:]; s.heartRateDrives = [:]
             }
+            trainers?.drive([:])
             return
         }
         let now = service.now()
-        for info in riding where info.session.state == .running {
-            evaluate(info, service, now: now)
+        var wanted: [UUID: (devices: [String], target: TrainerTarget?)] = [:]
+        var soonest: Double?
+        for info in riding where info.session.state == .running || info.session.state == .paused {
+            // A paused session keeps its step's target: the rider stops pedalling, and the
+            // same step goes on at resume.
+            let lap = info.session.state == .running ? evaluate(info, service, now: now) : info.statistics.laps.last?.index
+            wanted[info.session.id] = (info.session.deviceIDs, lap.flatMap { trainerTarget(info, lap: $0, now: now) })
+            if info.session.state == .running, let current = info.statistics.laps.last, current.index == lap,
+               let remaining = Self.remaining(info, lap: current) {
+                soonest = min(soonest ?? remaining, remaining)
+            }
+        }
+        trainers?.drive(wanted)
+        scheduleBoundary(in: soonest, service)
+    }
+
+    /// Active seconds left in the lap's step when its goal is a time: the pass that ends it is
+    /// made then, not at the next tick of the second, so a step (and its trainer target)
+    /// changes on time.
+    static func remaining(_ info: WorkoutSessionInfo, lap: LapStatistics) -> Double? {
+        guard let plan = info.session.configuration.plan, let step = PlanProgress(plan).step(atLap: lap.index),
+              case .time(let goal) = step.step.goal else { return nil }
+        return max(0, goal - lap.figures.elapsedTime)
+    }
+
+    /// One extra pass at the step boundary due before the next regular one.
+    private func scheduleBoundary(in seconds: Double?, _ service: WorkoutService) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        state.withLock { s in
+            s.boundaryPass?.cancel()
+            s.boundaryPass = nil
+            guard let seconds, seconds < 1 else { return }
+            let item = DispatchWorkItem { [weak self, weak service] in
+                guard let self, let service else { return }
+                self.evaluate(service)
+            }
+            s.boundaryPass = item
+            // A millisecond past the boundary: elapsed time is counted in whole milliseconds.
+            queue.asyncAfter(deadline: .now() + .microseconds(Int(seconds * 1e6) + 1000), execute: item)
         }
     }
 
-    private func evaluate(_ info: WorkoutSessionInfo, _ service: WorkoutService, now: Millis) {
-        guard let plan = info.session.configuration.plan, let lap = info.statistics.laps.last else { return }
+    /// Returns the lap in progress after the pass (one more when it took a lap).
+    private func evaluate(_ info: WorkoutSessionInfo, _ service: WorkoutService, now: Millis) -> Int? {
+        guard let plan = info.session.configuration.plan, let lap = info.statistics.laps.last else { return nil }
         let id = info.session.id
         let progress = state.withLock { s in
             if let p = s.progress[id] { return p }
@@ -83,23 +135,27 @@ final class PlanRunner: Sendable {
         if progress.goalMet(atLap: lap.index, elapsed: lap.figures.elapsedTime, distance: lap.figures.distance) {
             do throws(StrapError) {
                 _ = try service.command("lap", id, metadata: progress.lapMetadata(beginning: lap.index))
+                return lap.index + 1
             } catch {
                 log("workout session \(id): the lap ending plan step \(lap.index) failed: \(error)")
             }
-            return
+            return lap.index
         }
-        guard let step = progress.step(atLap: lap.index), let target = step.step.target else { return }
-        watch(target, lap: lap, stats: info.statistics, session: id, service: service, now: now)
+        guard let step = progress.step(atLap: lap.index), let target = step.step.target else { return lap.index }
+        watch(target, lap: lap, stats: info.statistics, ftp: info.session.profile?.functionalThresholdPower,
+              session: id, service: service, now: now)
+        return lap.index
     }
 
-    /// The step's target against the lap's latest value. Power is not watched yet: the live
-    /// figures carry no power; a %FTP target needs the profile's FTP.
-    private func watch(_ target: PlanTarget, lap: LapStatistics, stats: LiveStatistics, session id: UUID,
+    /// The step's target against the lap's latest value (power: the latest reading of the
+    /// session's power source; a %FTP target with the FTP of the profile the session started
+    /// with, and none without one).
+    private func watch(_ target: PlanTarget, lap: LapStatistics, stats: LiveStatistics, ftp: Double?, session id: UUID,
                        service: WorkoutService, now: Millis) {
         let zones = stats.heartRateZones
         let resolved: PlanTarget.Resolved
         do throws(StrapError) {
-            resolved = try target.resolved(ftp: nil) { () throws(StrapError) -> HeartRateZones in
+            resolved = try target.resolved(ftp: ftp) { () throws(StrapError) -> HeartRateZones in
                 guard let zones else { throw .noData("no heart-rate zones for this session") }
                 return zones
             }
@@ -107,7 +163,7 @@ final class PlanRunner: Sendable {
         let (name, range, value): (String, ClosedRange<Double>, Double?) = switch resolved {
         case .heartRate(let r): ("heartRate", r, lap.figures.heartRateMostRecent)
         case .cadence(let r): ("cadence", r, lap.figures.cadenceMostRecent)
-        case .power: ("power", 0...0, nil)
+        case .power(let r): ("power", r, lap.figures.powerMostRecent)
         }
         guard let value else { return }
         let changed: TargetMonitor.State? = state.withLock { s in

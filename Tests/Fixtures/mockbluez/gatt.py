@@ -8,6 +8,7 @@ import socket
 import struct
 
 import dbus
+from dbus.lowlevel import HANDLER_RESULT_HANDLED, HANDLER_RESULT_NOT_YET_HANDLED, ErrorMessage, MethodReturnMessage
 from gi.repository import GLib
 
 from dbusmock import mockobject
@@ -72,6 +73,12 @@ class Sensor:
         self.battery_notify = spec.get('battery_notify', True)
         self.battery_notifying = False
         self.battery_start_notify_calls = 0
+        # A controllable trainer (kinds ftms/trainer): Fitness Machine Control Point and Status.
+        self.control_point = spec.get('control_point', False)
+        self.control_granted = False
+        self.control_notifying = set()     # 0x2AD9 / 0x2ADA with notifications enabled
+        self.control_start_notify = {}     # '2ad9' -> StartNotify calls
+        self.att_queue = []                # StartNotify calls held by the fault `att_delay`
 
     @property
     def path(self):
@@ -126,6 +133,11 @@ class GattMixin:
             chars += [(0x2A65, ['read'], [0x0C, 0, 0, 0]), (0x2A5D, ['read'], [5])]
         elif sensor.kind in ('ftms', 'trainer'):
             chars += [(0x2ACC, ['read'], [0x86, 0x44, 0, 0, 0x0C, 0x20, 0, 0])]
+            if sensor.control_point:
+                # Supported Power Range 0-2000 W step 1; Resistance Level 0-20.0 step 1.0.
+                chars += [(0x2AD8, ['read'], list(struct.pack('<hhH', 0, 2000, 1))),
+                          (0x2AD6, ['read'], list(struct.pack('<hhH', 0, 200, 10))),
+                          (0x2AD9, ['write', 'indicate'], []), (0x2ADA, ['notify'], [])]
         else:
             chars += [(0x2A54, ['read'], [0, 0])]
         return chars
@@ -144,6 +156,9 @@ class GattMixin:
                         ('StopNotify', '', '', lambda c: self.stop_notify(sensor, c)),
                         ('AcquireNotify', 'a{sv}', 'hq', lambda c, o: self.acquire_notify(sensor, c))]
             props['NotifyAcquired'] = dbus.Boolean(False, variant_level=1)
+        elif uuid in (0x2AD9, 0x2ADA):
+            methods += [('StartNotify', '', '', lambda c: self.start_control_notify(sensor, c, uuid)),
+                        ('StopNotify', '', '', lambda c: sensor.control_notifying.discard(uuid))]
         elif uuid == 0x2A19 and 'notify' in flags:
             methods += [('StartNotify', '', '', lambda c: self.start_battery_notify(sensor, c))]
         self.main.AddObject(path, CHRC, props, methods)
@@ -152,6 +167,87 @@ class GattMixin:
 
     def write_value(self, sensor, uuid, value):
         self.events.append(('WriteValue', sensor.address, f'{uuid:04x}', list(map(int, value))))
+        if uuid == 0x2AD9:
+            self.control_point_write(sensor, list(map(int, value)))
+
+    # ---- one ATT bearer ------------------------------------------------------------------
+
+    def serialize_att(self, message):
+        """Message filter: with the fault `att_delay` (milliseconds), a sensor's StartNotify calls
+        are answered one at a time, in the order asked, each that long after the previous one,
+        as bluetoothd's CCC writes queue on the one ATT bearer; a CCC takes effect when its
+        write is answered, so a measurement enabled after the control point streams after it."""
+        if message.get_type() != 1 or message.get_interface() != CHRC or message.get_member() != 'StartNotify':
+            return HANDLER_RESULT_NOT_YET_HANDLED
+        sensor = next((s for s in self.sensors.values() if message.get_path() in s.gatt_paths), None)
+        if sensor is None or not sensor.faults.get('att_delay'):
+            return HANDLER_RESULT_NOT_YET_HANDLED
+        sensor.att_queue.append(message)
+        if len(sensor.att_queue) == 1:
+            GLib.timeout_add(sensor.faults['att_delay'], self.att_answer, sensor)
+        return HANDLER_RESULT_HANDLED
+
+    def att_answer(self, sensor):
+        message = sensor.att_queue.pop(0)
+        chrc = mockobject.objects.get(message.get_path())
+        try:
+            if chrc is None or not sensor.connected:
+                raise dbus.exceptions.DBusException('Not Connected', name='org.bluez.Error.NotConnected')
+            short = int(str(chrc.props[CHRC]['UUID'])[4:8], 16)
+            if short in (0x2AD9, 0x2ADA):
+                self.start_control_notify(sensor, chrc, short)
+            elif short == 0x2A19:
+                self.start_battery_notify(sensor, chrc)
+            else:
+                self.start_notify(sensor, chrc)
+            self.bus.send_message(MethodReturnMessage(message))
+        except dbus.exceptions.DBusException as e:
+            self.bus.send_message(ErrorMessage(message, e.get_dbus_name(), e.get_dbus_message()))
+        if sensor.att_queue:
+            GLib.timeout_add(sensor.faults['att_delay'], self.att_answer, sensor)
+        return False
+
+    # ---- fitness machine control ---------------------------------------------------------
+
+    def start_control_notify(self, sensor, chrc, uuid):
+        key = f'{uuid:04x}'
+        sensor.control_start_notify[key] = sensor.control_start_notify.get(key, 0) + 1
+        if sensor.faults.get('refuse_control_notify', 0) > 0:
+            # The CCC write fails (a trainer that wants encryption, say): StartNotify errors.
+            sensor.faults['refuse_control_notify'] -= 1
+            raise dbus.exceptions.DBusException('Not paired', name='org.bluez.Error.NotPermitted')
+        sensor.control_notifying.add(uuid)
+        chrc.UpdateProperties(CHRC, {'Notifying': dbus.Boolean(True, variant_level=1)})
+
+    def control_point_write(self, sensor, value):
+        """As a trainer answers: the write response, then an indication [0x80, op, result]."""
+        if 0x2AD9 not in sensor.control_notifying:
+            # ATT error 0xFD (CCC improperly configured), as bluetoothd passes it on.
+            raise dbus.exceptions.DBusException('Operation failed with ATT error: 0xfd', name='org.bluez.Error.Failed')
+        op = value[0] if value else 0xFF
+        if op == 0x00:          # Request Control
+            sensor.control_granted = True
+            result = 0x01
+        elif not sensor.control_granted:
+            result = 0x05       # Control Not Permitted
+        elif op in (0x01, 0x04, 0x05, 0x07, 0x08, 0x11):
+            result = 0x01       # Reset, target resistance/power, start/resume, stop/pause, simulation
+            if op == 0x01:
+                sensor.control_granted = False
+        else:
+            result = 0x02       # Op Code Not Supported
+        GLib.idle_add(lambda: self.control_value(sensor, 0x2AD9, [0x80, op, result]) and False)
+        if op == 0x05 and result == 0x01 and len(value) >= 3:
+            # Machine Status: Target Power Changed, with the new target.
+            GLib.idle_add(lambda: self.control_value(sensor, 0x2ADA, [0x08, value[1], value[2]]) and False)
+
+    def control_value(self, sensor, uuid, data):
+        chrc = self.characteristic_object(sensor, uuid)
+        if chrc is None or not sensor.connected or uuid not in sensor.control_notifying:
+            return False
+        chrc.UpdateProperties(CHRC, {'Value': dbus.Array(data, signature='y', variant_level=1)})
+        self.events.append(('Indicate' if uuid == 0x2AD9 else 'Notify', sensor.address, f'{uuid:04x}', data))
+        return True
 
     def remove_gatt(self, sensor):
         for path in reversed(sensor.gatt_paths):
@@ -160,6 +256,9 @@ class GattMixin:
             self.main.EmitSignal(OM, 'InterfacesRemoved', 'oas', [dbus.ObjectPath(path), [iface]])
         sensor.gatt_paths = []
         sensor.battery_notifying = False
+        # A new connection: the trainer forgets who had control, and the CCCs are off.
+        sensor.control_granted = False
+        sensor.control_notifying = set()
 
     # ---- notifications ---------------------------------------------------------------
 

@@ -16,7 +16,11 @@ or duplicated:
   CPS (2A63): flags 0x33, power = 100 + seq % 200 W, balance 50 % (left), wheel
               revolutions = seq (uint32) with event time seq × 2048, crank seq × 1024
   FTMS (2AD2): flags 0x54, 36 km/h, 90 rpm, total distance = seq (uint24), power as CPS
-              (kind `ftms`; kind `trainer` is the same with Cycling Power 0x1818 beside it)
+              (kind `ftms`; kind `trainer` is the same with Cycling Power 0x1818 beside it).
+              With `control_point`, either also has Supported Power/Resistance Level Range
+              (0x2AD8/0x2AD6), a Fitness Machine Control Point (0x2AD9, write + indicate)
+              that answers each write with an indication as a trainer does, and Machine
+              Status (0x2ADA); see gatt.py's control_point_write.
 
 Tests drive it through org.strapd.MockBlueZ at /strapmock (same connection, so the
 control calls and the BlueZ signals are ordered).
@@ -364,6 +368,7 @@ class MockBlueZ(AdapterMixin, GattMixin, dbus.service.Object):
             'start_notify': {s.address: s.start_notify_calls for s in self.sensors.values()},
             'acquire_notify': {s.address: s.acquire_calls for s in self.sensors.values()},
             'battery_start_notify': {s.address: s.battery_start_notify_calls for s in self.sensors.values()},
+            'control_start_notify': {s.address: s.control_start_notify for s in self.sensors.values()},
             'connected': {s.address: s.connected for s in self.sensors.values()},
             'link': {s.address: s.link for s in self.sensors.values()},
             'devices': {s.address: sorted(s.paths) for s in self.sensors.values()},
@@ -403,6 +408,7 @@ def main():
     main_object.AddTemplate('bluez5', None)
     mock = MockBlueZ(bus, main_object, config, args.state)
     bus.add_message_filter(lambda _bus, message: mock.hold_pair(message))
+    bus.add_message_filter(lambda _bus, message: mock.serialize_att(message))
     mockobject.objects['/org/bluez'].AddMethod('org.bluez.AgentManager1', 'RegisterAgent', 'os', '',
                                                lambda m, p, c: mock.register_agent(p, c))
     print('ready', flush=True)
