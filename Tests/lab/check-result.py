@@ -51,6 +51,14 @@ def required(scenario, args):
     if scenario == 'daemon-two-adapters':
         return ['adapters', 'strapd-running', 'spread', 'pinned', 'adapter-pulled', 'came-back', 'adapter-lost-logged'] + [
             's%d-%s' % (i, k) for i in range(1, 5) for k in ('scan', 'connect', 'delivery-2a37', 'decode-2a37')]
+    if scenario == 'peer-trainer':
+        return ['power-meter', 'trainer-reads', 'trainer-needs-indications', 'trainer-target-needs-control',
+                'trainer-control-and-target', 'trainer-power-follows', 'trainer-range', 'trainer-reset', 'trainer-link-lost',
+                'trainer-control-per-link', 'probe-finished', 'control-log']
+    if scenario == 'daemon-erg':
+        return ['strapd-running', 'scan', 'connect', 'plan-saved', 'workout-started', 'trainer-controlled', 'workout-saved',
+                'workout-laps', 'erg-step1', 'erg-step2', 'erg-step3', 'link-lost', 'erg-resumed', 'erg-targets-in-order',
+                'erg-reset', 'trainer-power-followed']
     if scenario == 'powercut':
         # args: mode, boot I, cuts N: boots up to N record and cut, boots after the first judge
         try:

@@ -5,7 +5,9 @@ Layout (one process):
   kernel hci0 <-> /dev/vhci <-> Bumble Controller "adapter"   <- bluetoothd's only adapter
                                     | bumble LocalLink (virtual air)
                                 Bumble Controller "sensor" <-> Bumble Host + Device:
-                                    GATT server (HR 0x180D, CSC 0x1816, RSC 0x1814), advertising
+                                    GATT server (HR 0x180D, CSC 0x1816, RSC 0x1814, or the
+                                    power meter CPS 0x1818 / trainer FTMS 0x1826 of
+                                    bumble_trainer.py), advertising
 So bluetoothd sees exactly one adapter, as on a real machine, and the peer is a foreign
 stack that sends plain ATT Handle Value Notifications, like a real sensor. With --adapters 2
 there is a second Bumble controller behind a second /dev/vhci (hci1) on the same air: a box
@@ -13,6 +15,9 @@ with a built-in adapter and a USB dongle; SIGUSR2 pulls the dongle (pull()).
 Values come from the same deterministic sequences as fake_sensor.py (blelab.ENCODERS), and
 every notification handed to a subscribed connection is logged as fake_sensor.py does:
 {"event": "sent", "uuid", "seq", "hex", "values"} (check_notify.py's input).
+SIGHUP takes every sensor out of range for --outage seconds: both sides of its links drop as on
+a supervision timeout (0x08), and it leaves the air (no advertising reaches anyone) until it
+comes back and advertises again; {"event": "vanish"} and {"event": "return"} mark it.
 """
 import argparse
 import asyncio
@@ -33,6 +38,7 @@ from bumble.transport.common import AsyncPipeSink
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import blelab as L  # noqa: E402
+import bumble_trainer as T  # noqa: E402
 
 RD = Characteristic.Permissions.READABLE
 
@@ -60,7 +66,7 @@ def chrc(uuid16, props, value):
     return Characteristic(UUID.from_16_bits(uuid16), props, RD, bytes(value))
 
 
-def build_sensor(link, name, address, which, interval):
+def build_sensor(link, name, address, which, interval, control_log=None):
     """One Bumble controller + device on the shared link, with its GATT services."""
     ctrl = Controller(name, link=link, public_address=address)
     device = Device(name=name, address=Address(address), host=Host(ctrl, AsyncPipeSink(ctrl)))
@@ -88,6 +94,19 @@ def build_sensor(link, name, address, which, interval):
             m, chrc(L.RSC_FEATURE, Characteristic.Properties.READ, b'\x07\x00')]))
         notifiers.append((m, '2a53', enc('2a53')))
         uuids.append(L.RSCS)
+    if 'cp' in which:
+        service, m, encode = T.power_meter_service(interval)
+        services.append(service)
+        notifiers.append((m, '2a63', encode))
+        uuids.append(T.CPS)
+    service_data = b''
+    if 'ftms' in which:
+        trainer = T.Trainer(name, device, interval, control_log)
+        services.append(trainer.service)
+        notifiers.append((trainer.ibd, '2ad2', trainer.encode_ibd))
+        uuids.append(T.FTMS)
+        # FTMS §3.1.1: Service Data with "Fitness Machine Available" and the type, indoor bike
+        service_data = struct.pack('<HBH', T.FTMS, 0x01, 1 << 5)
     device.add_services(services)
     for m, _, _ in notifiers:
         m.on('subscription', lambda conn, notify, indicate, u=m.uuid:
@@ -99,8 +118,8 @@ def build_sensor(link, name, address, which, interval):
         (AdvertisingData.INCOMPLETE_LIST_OF_16_BIT_SERVICE_CLASS_UUIDS,
          b''.join(struct.pack('<H', u) for u in uuids)),
         (AdvertisingData.COMPLETE_LOCAL_NAME, name.encode()),
-        (AdvertisingData.APPEARANCE, struct.pack('<H', 0x0341)),
-    ]))
+        (AdvertisingData.APPEARANCE, struct.pack('<H', 0x0341 if 'hr' in which else 0x0480)),
+    ] + ([(AdvertisingData.SERVICE_DATA_16_BIT_UUID, service_data)] if service_data else [])))
     return device, notifiers, uuids
 
 
@@ -125,6 +144,34 @@ def pull(link, adapter, transport, sensors):
     L.emit('pulled', adapter=str(ctrl.public_address), dropped=dropped)
 
 
+def out_of_range(link, adapters, sensors, seconds):
+    """Every sensor walks out of range: its links drop on both sides as on a supervision timeout
+    (the kernel gets Disconnection Complete 0x08, as from a real controller), and its controller
+    leaves the air, so its advertising reaches no one, until it returns `seconds` later and
+    advertises again (the Bumble host restarts advertising after a disconnection)."""
+    loop = asyncio.get_running_loop()
+    for name, device, _ in sensors:
+        sc = device.lab_controller
+        if sc.link is None:
+            continue                      # already away
+        ours = {sc.public_address, sc.random_address}
+        for ctrl, _ in adapters:
+            for conn in list(ctrl.le_connections.values()):
+                if conn.peer_address in ours:
+                    ctrl.on_le_disconnected(conn, 0x08)
+        for conn in list(sc.le_connections.values()):
+            sc.on_le_disconnected(conn, 0x08)
+        link.remove_controller(sc)
+        sc.link = None
+        L.emit('vanish', sensor=name, seconds=seconds)
+
+        def back(sc=sc, name=name):
+            sc.link = link
+            link.add_controller(sc)
+            L.emit('return', sensor=name)
+        loop.call_later(seconds, back)
+
+
 async def run(args):
     link = Link()
     adapters = []
@@ -140,7 +187,7 @@ async def run(args):
         name, _, services = spec.partition('=')
         address = args.address if len(specs) == 1 else 'F0:F0:00:00:00:%02X' % (i + 1)
         device, notifiers, uuids = build_sensor(link, name, address, set((services or args.services).split(',')),
-                                                args.interval)
+                                                args.interval, args.control_log)
         await device.power_on()
         await device.start_advertising(auto_restart=True)
         sensors.append((name, device, notifiers))
@@ -174,6 +221,7 @@ async def run(args):
     loop.add_signal_handler(signal.SIGUSR1, pause)
     if len(adapters) > 1:   # SIGUSR2: the last adapter is pulled (pull())
         loop.add_signal_handler(signal.SIGUSR2, lambda: pull(link, *adapters.pop(), sensors))
+    loop.add_signal_handler(signal.SIGHUP, lambda: out_of_range(link, adapters, sensors, args.outage))
     end = loop.time() + args.duration if args.duration > 0 else None
     while end is None or loop.time() < end:
         await asyncio.sleep(args.interval)
@@ -193,7 +241,8 @@ async def run(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--services', default='hr,csc,rsc')
+    ap.add_argument('--services', default='hr,csc,rsc',
+                    help='comma list of hr, csc, rsc, cp (power meter), ftms (trainer: bumble_trainer.py)')
     ap.add_argument('--name', default='BumbleSensor')
     ap.add_argument('--address', default='F0:F0:00:00:00:01', help='sensor (random static) address')
     ap.add_argument('--adapter-address', default='00:BB:00:00:00:01', help="hci0's public address")
@@ -206,6 +255,9 @@ def main():
                     help='several sensors on one link (repeat; addresses F0:F0:00:00:00:01, 02, ...); '
                          'the ready file then lists "NAME ADDRESS" lines')
     ap.add_argument('--ready-file')
+    ap.add_argument('--control-log', help="a trainer's control point writes, one JSON line each (bumble_trainer.py)")
+    ap.add_argument('--outage', type=float, default=10.0,
+                    help='seconds out of range after SIGHUP (out_of_range())')
     args = ap.parse_args()
     try:
         asyncio.run(run(args))
