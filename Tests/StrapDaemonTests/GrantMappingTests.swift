@@ -16,6 +16,7 @@ import StrapWire
             "workout.discard": .record, "workout.send": .record, "workout.get": .read, "workout.list": .read,
             "workout.live": .read, "workout.watch": .read, "workout.export": .read, "workout.hrv": .read, "profile.get": .read, "profile.set": .admin,
             "plan.save": .record, "plan.list": .read, "plan.get": .read, "plan.delete": .record,
+            "trainer.status": .read, "trainer.set": .record, "trainer.release": .record,
         ]
         #expect(Set(Operation.table.keys) == Set(expected.keys))
         for (op, permission) in expected { #expect(Operation.table[op]?.permission == permission, "\(op)") }

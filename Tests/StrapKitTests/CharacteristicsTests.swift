@@ -3,7 +3,7 @@ import StrapKit
 import Testing
 
 /// Characteristics read from the athlete profile: `noData` when unset, the values once set.
-@Suite(.timeLimit(.minutes(1))) struct CharacteristicsTests {
+@Suite(.timeLimit(.minutes(3))) struct CharacteristicsTests {
     @Test func unsetCharacteristicsAreNoDataAndSetOnesAreRead() async throws {
         let h = try DaemonHarness()
         defer { h.close() }
