@@ -49,6 +49,7 @@ hr-bumble|hr-bumble start|300
 daemon-pair-acquire|daemon-pair-connect acquire|300
 daemon-pair-start|daemon-pair-connect start 12 0.5 stall|300
 daemon-link-loss|daemon-link-loss|360
+daemon-erg|daemon-erg|420
 daemon-bluetoothd-restart|daemon-bluetoothd-restart|300
 daemon-four-sensors|daemon-four-sensors|480
 daemon-two-adapters|daemon-two-adapters|480
