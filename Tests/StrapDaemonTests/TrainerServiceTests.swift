@@ -158,4 +158,45 @@ import Testing
         #expect(eventually { trainer.requests.last == .reset && trainer.target == nil })
         #expect(eventually { trainers.status().first?.owner == nil })
     }
+
+    /// A heart-rate step on a trainer (docs/trainer.md, "Riding a plan on a trainer"): without
+    /// an FTP the power starts at 120 W, and with the strap's heart rate under the range it
+    /// rises by a bounded step each 10 s; when the strap goes quiet for 10 s the power drops
+    /// to the floor (60 W).
+    @Test func aHeartRateStepMovesTheTrainersPowerAndDropsItWhenTheStrapGoesQuiet() throws {
+        let clock = WorkoutProtocolTests.TestClock()
+        let trainer = ScriptedTrainer()
+        let h = try harness(trainer, clock: clock.now)
+        defer { h.close() }
+        let c = try h.client()
+        let service = try #require(h.workouts)
+        let trainers = h.frontEnd.context.trainers
+        let strap = "C0:FF:EE:00:00:0B"
+        trainer.connect()
+        #expect(eventually { trainers.status().first?.capabilities?.powerRange != nil })
+        let plan = #"{"name":"Hold HR","activity":"cycling","blocks":[],"warmup":{"goal":{"time":600},"target":{"heartRate":{"bpm":[140,150]}}}}"#
+        let uuid = try #require(try c.call(#"{"id":1,"op":"plan.save","plan":\#(plan)}"#).result.string("uuid"))
+        let origin = WorkoutProtocolTests.origin
+        h.pipeline.submit(contentsOf: [.linkUp(strap, name: "Strap", ReceiveTime(wall: origin, monotonic: 0))])
+        let started = try c.call(#"{"id":2,"op":"workout.start","activityType":"cycling","plan":"\#(uuid)","devices":["\#(trainer.address)","\#(strap)"]}"#)
+        #expect(started.isOK, "\(started)")
+        var powers: [Int16] = []
+        for second in 1...45 {
+            if second <= 30 {
+                let t = ReceiveTime(wall: origin + Millis(second) * 1000, monotonic: Double(second))
+                h.pipeline.submit(contentsOf: [.notification(strap, .heartRateMeasurement, HeartRateMeasurement(heartRate: 110).encoded(), t)])
+                h.pipeline.drain()
+            }
+            clock.set(seconds: Double(second))
+            service.planRunner.evaluateNow(service)
+            #expect(eventually { if case .busy = trainers.status().first?.state { false } else { true } })
+            if let w = trainer.target, powers.last != w { powers.append(w) }
+        }
+        // 120 W, then +10 W (the bounded step) at each of the 10 s decisions while the heart
+        // rate sits at 110, then the floor once the strap has been quiet for 10 s.
+        #expect(powers.first == 120, "\(powers)")
+        #expect(powers.contains(130) && powers.contains(140), "\(powers)")
+        #expect(powers.last == 60, "\(powers)")
+        #expect(zip(powers, powers.dropFirst()).allSatisfy { $1 - $0 <= 10 }, "never more than 10 W up at once: \(powers)")
+    }
 }
