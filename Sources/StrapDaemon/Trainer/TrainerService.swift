@@ -57,8 +57,6 @@ public final class TrainerService: @unchecked Sendable {
     }
     private var trainers: [SensorAddress: Entry] = [:]
     private var linksUp: Set<SensorAddress> = []
-    /// Test and benchmark seam: every control point write as it goes to the device service.
-    var onWrite: (@Sendable (SensorAddress, FitnessMachineControlPointRequest) -> Void)?
 
     public init(devices: any DeviceService, heldTargetsFile: String? = nil,
                 clock: @escaping @Sendable () -> Millis = { Millis(ReceiveTime.now().monotonic * 1000) },
@@ -165,18 +163,18 @@ public final class TrainerService: @unchecked Sendable {
     public func set(_ target: TrainerTarget, device: SensorAddress?, owner: TrainerOwner) throws(StrapError) -> TrainerStatus {
         try queue.sync { () -> Result<TrainerStatus, StrapError> in
             Result { () throws(StrapError) -> TrainerStatus in
-            let a = try resolve(device)
-            let e = trainers[a]!
-            if case .session(let id)? = e.owner, owner != e.owner {
-                throw .busy("trainer \(a) is driven by workout session \(id)")
-            }
-            let step: TrainerStep
-            do throws(TrainerError) { step = try e.control.setTarget(target, now: clock()) } catch {
-                throw .invalidOption("trainer \(a): \(error)")
-            }
-            e.owner = owner
-            run(a, e, step)
-            return status(a, e)
+                let a = try resolve(device)
+                let e = trainers[a]!
+                if case .session(let id)? = e.owner, owner != e.owner {
+                    throw .busy("trainer \(a) is driven by workout session \(id)")
+                }
+                let step: TrainerStep
+                do throws(TrainerError) { step = try e.control.setTarget(target, now: clock()) } catch {
+                    throw .invalidOption("trainer \(a): \(error)")
+                }
+                e.owner = owner
+                run(a, e, step)
+                return status(a, e)
             }
         }.get()
     }
@@ -241,11 +239,6 @@ public final class TrainerService: @unchecked Sendable {
         }
     }
 
-    /// The trainers among `devices` (a session's), in order.
-    func trainers(among devices: [String]) -> [SensorAddress] {
-        queue.sync { devices.filter { trainers[$0] != nil } }
-    }
-
     /// SIGTERM: every trainer strapd may have left holding a target is reset, waiting up to
     /// `timeout` for the trainers' answers. One that does not answer stays in the held-targets
     /// file and is reset by the next start.
@@ -288,7 +281,6 @@ public final class TrainerService: @unchecked Sendable {
             case .setTargetPower, .setTargetResistanceLevel, .setIndoorBikeSimulationParameters: held?.add(a)
             default: break
             }
-            onWrite?(a, request)
             devices.write(a, .fitnessMachineControlPoint, request.encoded()) { [weak self] error in
                 guard let self else { return }
                 self.queue.async {
