@@ -141,8 +141,9 @@ final class FrontEndService: LifecycleService {
     }
 
     func stop() {
-        frontEnd?.stopAndWait()
-        listener?.close()
+        // The server closes the listener it was given; closing it here too closed whatever
+        // file had meanwhile got the descriptor's number.
+        if let frontEnd { frontEnd.stopAndWait() } else { listener?.close() }
     }
 }
 

@@ -73,18 +73,24 @@ public final class UnixServer: @unchecked Sendable {
         queue.async { [self] in
             guard !stopped else { completion?(); return }
             stopped = true
-            if let acceptSource {
-                if acceptSuspended { acceptSource.resume() }
-                let listener = self.listener
-                acceptSource.setCancelHandler { @Sendable in listener.close() }
-                acceptSource.cancel()
-            } else {
-                listener.close()
-            }
-            acceptSource = nil
             for connection in Array(connections.values) { connection.stop() }
             handler = nil
-            completion?()
+            guard let acceptSource else {
+                listener.close()
+                completion?()
+                return
+            }
+            self.acceptSource = nil
+            if acceptSuspended { acceptSource.resume() }
+            // The listener closes once libdispatch has let go of it, and `completion` waits
+            // for that: a caller told "stopped" before the close could open a file that gets
+            // the same number and have it closed under it (a daemon restarted in one process).
+            let listener = self.listener
+            acceptSource.setCancelHandler { @Sendable in
+                listener.close()
+                completion?()
+            }
+            acceptSource.cancel()
         }
     }
 

@@ -304,6 +304,29 @@ import Testing
         #expect(s.handler.snapshot().acceptRecoveries == [5])
     }
 
+    /// Stopped means the listener is closed: a descriptor closed after the caller was told
+    /// could be the number of a file it opened since (a daemon restarted in one process saw
+    /// its store segment closed under it that way).
+    @Test func stopCompletesOnlyOnceTheListenerIsClosed() throws {
+        let directory = try TempDirectory()
+        defer { directory.remove() }
+        for round in 0..<20 {
+            let path = directory.path + "/s\(round).sock"
+            let listener = try UnixListener.bind(path: path)
+            let server = UnixServer(listener: listener, handler: TestHandler())
+            server.start()
+            let closedAtCompletion = Mutex<Bool?>(nil)
+            let done = DispatchSemaphore(value: 0)
+            server.stop {
+                closedAtCompletion.withLock { $0 = fcntl(listener.fd.rawValue, F_GETFD) == -1 && errno == EBADF }
+                done.signal()
+            }
+            done.wait()
+            #expect(closedAtCompletion.withLock { $0 } == true, "round \(round)")
+            #expect(access(path, F_OK) != 0, "the socket path is removed too")
+        }
+    }
+
     @Test func connectionsBeyondTheLimitAreToldBusy() throws {
         let s = try TestServer(configuration: ServerConfiguration(maximumConnections: 2))
         defer { s.stop() }
