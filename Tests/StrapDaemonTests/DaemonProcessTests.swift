@@ -122,15 +122,22 @@ func readAnchored(_ client: RawProtocolDriver, from anchor: Int64, limit: Int = 
         var kills = 0
         for round in 0..<4 {
             try daemon.start(["--simulate=6"])
-            usleep(useconds_t(400_000 + 300_000 * round))
             let client = try daemon.client()
-            let (items, next) = try readAnchored(client, from: anchor)
-            for (uuid, a) in items {
-                #expect(seen[uuid] == nil, "sample \(uuid) served twice")
-                #expect(a > anchor)
-                seen[uuid] = a
+            // Read as a follower does until this run has stored a few seconds' worth (not a
+            // fixed sleep: a loaded machine starts the daemon slower), then kill mid-ingest.
+            var fresh = 0
+            let deadline = DispatchTime.now() + .seconds(60)
+            while fresh < 15 + 10 * round, DispatchTime.now() < deadline {
+                let (items, next) = try readAnchored(client, from: anchor)
+                for (uuid, a) in items {
+                    #expect(seen[uuid] == nil, "sample \(uuid) served twice")
+                    #expect(a > anchor)
+                    seen[uuid] = a
+                }
+                fresh += items.count
+                anchor = next
+                usleep(100_000)
             }
-            anchor = next
             // Mid-ingest: the simulator keeps submitting while we kill.
             daemon.signal(SIGKILL)
             kills += 1
