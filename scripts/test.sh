@@ -18,12 +18,19 @@ scripts/pyvenv.sh || exit 1
 scripts/pyvenv.sh .build/web-venv Tests/Fixtures/web/requirements.txt || exit 1
 # The OpenAPI tests' schemathesis and openapi-spec-validator, in a third venv.
 scripts/pyvenv.sh .build/api-venv Tests/Fixtures/web/api-requirements.txt || exit 1
-swift test --skip-build --disable-xctest 2>&1 | tee "$log"
+# With the double-close check preloaded (scripts/fdcheck.sh): a descriptor closed twice is
+# a file of somebody else's closed when the number was reused in between.
+fdcheck_dir=$(scripts/fdcheck.sh prepare) || exit 1
+LD_PRELOAD="$fdcheck_dir/closecheck.so" FDCHECK_LOG="$fdcheck_dir" swift test --skip-build --disable-xctest 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 tests=$(grep -oE 'Test run with [0-9]+ tests' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 issues=$(grep -oE 'with [0-9]+ issues?' "$log" | tail -1 | grep -oE '[0-9]+' || echo 0)
 # What failed, kept for the summary: CI shows only the end of this output.
 swift_failures=$(grep -a "recorded an issue\|Expectation failed\|Caught error" "$log" | head -n 40 || true)
+fdcheck_ok=0
+fdcheck_report=$(scripts/fdcheck.sh report "$fdcheck_dir")
+[ $? -eq 0 ] && fdcheck_ok=1 || failed=1
+printf '%s\n' "$fdcheck_report"
 
 # The Python client (clients/python) against the debug strapd just built: mypy, pytest, wheel.
 scripts/python-client.sh 2>&1 | tee "$log"
@@ -93,7 +100,11 @@ if [ -n "$asan_failures" ]; then
   echo "asan test issues (the first 20 lines):"
   printf '%s\n' "$asan_failures"
 fi
+if [ $fdcheck_ok -eq 0 ]; then
+  echo "double closes (the first 40 lines):"
+  printf '%s\n' "$fdcheck_report" | head -n 40
+fi
 echo "${py_line:-pytest: the Python client did not run}"
-echo "swift tests: $tests run, $issues issues; python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; deb: ${deb_passed:-0} passed, ${deb_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
-echo "ci: $(( tests - (issues > 0 ? 1 : 0) + ${py_passed:-0} + ${ex_passed:-0} + ${deb_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + ${py_failed:-1} + ${ex_failed:-1} + ${deb_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
+echo "swift tests: $tests run, $issues issues; double closes: $([ $fdcheck_ok -eq 1 ] && echo none || echo found); python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; deb: ${deb_passed:-0} passed, ${deb_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
+echo "ci: $(( tests - (issues > 0 ? 1 : 0) + fdcheck_ok + ${py_passed:-0} + ${ex_passed:-0} + ${deb_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + (1 - fdcheck_ok) + ${py_failed:-1} + ${ex_failed:-1} + ${deb_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
 exit $failed
