@@ -14,7 +14,8 @@ from .models import (SAMPLE_TYPES, AnchoredBatch, DeletedObject, Device, LiveEve
                      Workout, WorkoutEvent)
 from .store import DEFAULT_SOCKET, Store, default_socket
 from .streams import EventStream
-from .sync import Client, SyncStream, SyncWorkoutSession, connect
+from .sync import Client, SyncStream, SyncTrainers, SyncWorkoutSession, connect
+from .trainer import Trainer, Trainers
 from .workout import WorkoutList, WorkoutSession, WorkoutSnapshot
 
 __version__ = "0.1.0"
@@ -25,7 +26,7 @@ __all__ = [
     "EventStream", "Internal", "InvalidOption", "InvalidTransition", "LiveEvent",
     "MaximumHeartRate", "NoData", "NotAuthorized", "NotFound", "ProtocolError", "SAMPLE_TYPES",
     "Sample", "SampleQueryResult", "Statistics", "StatisticsCollection", "Store", "StoredObject",
-    "StrapdError", "SyncStream", "SyncWorkoutSession", "Unavailable", "UnknownOp", "Workout",
+    "StrapdError", "SyncStream", "SyncTrainers", "SyncWorkoutSession", "Trainer", "Trainers", "Unavailable", "UnknownOp", "Workout",
     "WorkoutEvent", "WorkoutList", "WorkoutSession", "WorkoutSnapshot", "connect",
     "default_socket", "to_dataframe", "__version__",
 ]

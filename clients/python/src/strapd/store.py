@@ -22,6 +22,7 @@ from .models import (AnchoredBatch, LiveEvent, MaximumHeartRate, Sample, SampleQ
                      interval_parameter, parse_date, parse_time)
 from .streams import (EventStream, GeneratorResults, Results, anchored_events, anchored_first,
                       anchored_page, live_events, workout_events)
+from .trainer import Trainers
 from .workout import WorkoutList, WorkoutSession, WorkoutSnapshot
 
 DEFAULT_SOCKET = "/run/strapd/strapd.sock"
@@ -339,6 +340,11 @@ class Store:
     def workout_session(self, session_id: str) -> WorkoutSession:
         """A proxy for an existing session (another client's: mirroring by id). No request."""
         return WorkoutSession(self, session_id, None)
+
+    @property
+    def trainers(self) -> Trainers:
+        """Smart trainers: their state, and a target set or released by hand."""
+        return Trainers(self)
 
     async def workout(self, id: str) -> WorkoutSnapshot:
         """``workout.get``: an open or recently ended session, or a saved workout."""

@@ -20,6 +20,7 @@ from ._connection import JSONObject
 from .models import (AnchoredBatch, LiveEvent, MaximumHeartRate, SampleQueryResult, Statistics,
                      StatisticsCollection, TimeLike, Workout, WorkoutEvent)
 from .store import Interval, Predicate, Store
+from .trainer import Trainer, Trainers
 from .workout import WorkoutList, WorkoutSession, WorkoutSnapshot
 
 T = TypeVar("T")
@@ -163,6 +164,30 @@ class SyncWorkoutSession:
         return f"SyncWorkoutSession({self.id!r}, state={self.state!r})"
 
 
+class SyncTrainers:
+    """:class:`~strapd.Trainers`, blocking (``client.trainers``)."""
+
+    def __init__(self, loop: _Loop, trainers: Trainers) -> None:
+        self._loop = loop
+        self._trainers = trainers
+
+    def status(self) -> List[Trainer]:
+        return self._loop.run(self._trainers.status())
+
+    def set_power(self, watts: float, *, device: Optional[str] = None) -> Trainer:
+        return self._loop.run(self._trainers.set_power(watts, device=device))
+
+    def set_resistance(self, level: float, *, device: Optional[str] = None) -> Trainer:
+        return self._loop.run(self._trainers.set_resistance(level, device=device))
+
+    def set_grade(self, percent: float, *, wind: Optional[float] = None, crr: Optional[float] = None,
+                  cw: Optional[float] = None, device: Optional[str] = None) -> Trainer:
+        return self._loop.run(self._trainers.set_grade(percent, wind=wind, crr=crr, cw=cw, device=device))
+
+    def release(self, *, device: Optional[str] = None) -> Trainer:
+        return self._loop.run(self._trainers.release(device=device))
+
+
 class Client:
     """A blocking connection to strapd, with the methods of :class:`~strapd.Store`."""
 
@@ -271,6 +296,10 @@ class Client:
     def workouts(self, start: Optional[TimeLike] = None, end: Optional[TimeLike] = None,
                  limit: Optional[int] = None) -> WorkoutList:
         return self._loop.run(self.store.workouts(start, end, limit))
+
+    @property
+    def trainers(self) -> SyncTrainers:
+        return SyncTrainers(self._loop, self.store.trainers)
 
     def hrv(self, workout: Optional[str] = None, *, start: Optional[TimeLike] = None,
             end: Optional[TimeLike] = None, device: Optional[str] = None) -> JSONObject:
