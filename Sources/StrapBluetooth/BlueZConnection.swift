@@ -134,7 +134,7 @@ final class BlueZConnection: @unchecked Sendable {
         case .availability: true
         case .interfacesAdded(_, let interfaces), .interfacesRemoved(_, let interfaces): interfaces.contains(BlueZInterface.adapter)
         case .propertiesChanged(_, let interface, _): interface == BlueZInterface.adapter
-        case .deviceDisconnected: false
+        case .deviceDisconnected, .characteristicValue: false
         }
     }
 

@@ -1,4 +1,6 @@
+import CSystemd
 import Dispatch
+import Glibc
 import StrapDBus
 
 /// What changed in BlueZ's object tree, delivered on the bus queue after the mirror is updated.
@@ -8,6 +10,10 @@ public enum BlueZEvent: Sendable {
     case interfacesAdded(ObjectPath, [String])
     case interfacesRemoved(ObjectPath, [String])
     case propertiesChanged(ObjectPath, interface: String, changed: [String: DBusValue])
+    /// A characteristic's notification under StartNotify (`CharacteristicValueSignal`): its
+    /// new `Value`, not kept in the mirror. A `Value` that changes with other properties
+    /// arrives as `propertiesChanged` instead.
+    case characteristicValue(ObjectPath, value: [UInt8])
     /// `Device1.Disconnected(reason, message)` from BlueZ releases that have it (a newer,
     /// initially experimental signal); older daemons only flip Connected.
     case deviceDisconnected(ObjectPath, reason: String, message: String)
@@ -24,7 +30,9 @@ public final class BlueZClient: @unchecked Sendable {
     public private(set) var available = false
 
     private var slots: [BusSlot] = []
-    private var observers: [Int: @Sendable (BlueZEvent) -> Void] = [:]
+    /// In the order they were added (ids only grow): `emit` runs per notification and walks
+    /// them without sorting.
+    private var observers: [(id: Int, handler: @Sendable (BlueZEvent) -> Void)] = []
     private var nextObserver = 0
     private var generation = 0
     private var retry = Backoff(policy: .init(base: 0.5, cap: 30, jitter: 0.2))
@@ -51,7 +59,8 @@ public final class BlueZClient: @unchecked Sendable {
         slots.append(try bus.addMatch("type='signal',\(sender),interface='\(BlueZInterface.objectManager)'") { [weak self] m in
             self?.objectManagerSignal(m)
         })
-        slots.append(try bus.addMatch("type='signal',\(sender),interface='\(BlueZInterface.properties)',member='PropertiesChanged'") { [weak self] m in
+        slots.append(try bus.addMatch("type='signal',\(sender),interface='\(BlueZInterface.properties)',member='PropertiesChanged'",
+                                      fast: { [weak self] m in self?.characteristicValue(m) ?? false }) { [weak self] m in
             self?.propertiesChanged(m)
         })
         slots.append(try bus.addMatch("type='signal',\(sender),interface='\(BlueZInterface.device)',member='Disconnected'") { [weak self] m in
@@ -77,16 +86,21 @@ public final class BlueZClient: @unchecked Sendable {
     public func observe(_ handler: @escaping @Sendable (BlueZEvent) -> Void) -> Int {
         dispatchPrecondition(condition: .onQueue(queue))
         nextObserver += 1
-        observers[nextObserver] = handler
+        observers.append((nextObserver, handler))
         return nextObserver
     }
 
     public func removeObserver(_ id: Int) {
-        observers[id] = nil
+        observers.removeAll { $0.id == id }
     }
 
     private func emit(_ event: BlueZEvent) {
-        for id in observers.keys.sorted() { observers[id]?(event) }
+        let called = observers
+        for (index, observer) in called.enumerated() {
+            // One that an earlier observer of this event removed is not called any more.
+            let present = index < observers.count && observers[index].id == observer.id || observers.contains { $0.id == observer.id }
+            if present { observer.handler(event) }
+        }
     }
 
     // MARK: Owner tracking and resynchronisation
@@ -214,6 +228,14 @@ public final class BlueZClient: @unchecked Sendable {
             return
         }
         emit(.propertiesChanged(path, interface: interface, changed: changed.mapValues(\.unwrapped)))
+    }
+
+    /// True when `m` was a notification's PropertiesChanged from the current owner, delivered.
+    private func characteristicValue(_ m: OpaquePointer) -> Bool {
+        guard available, let owner, let sender = sd_bus_message_get_sender(m), owner.withCString({ strcmp($0, sender) == 0 }),
+              let path = sd_bus_message_get_path(m), let value = CharacteristicValueSignal.value(of: m) else { return false }
+        emit(.characteristicValue(ObjectPath(unchecked: String(cString: path)), value: [UInt8](value)))
+        return true
     }
 
     private func disconnectedSignal(_ m: BusMessage) {

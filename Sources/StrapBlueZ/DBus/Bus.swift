@@ -248,9 +248,21 @@ public final class Bus: @unchecked Sendable {
     /// AddMatch is sent before anything queued later on this connection, so a match added
     /// before a method call is in force when that call's effects are signalled.
     public func addMatch(_ rule: String, handler: @escaping @Sendable (BusMessage) -> Void) throws(BusError) -> BusSlot {
+        try addMatch(rule, box: CallbackBox.message(handler))
+    }
+
+    /// As `addMatch(_:handler:)`, with `fast` offered each message first, undecoded (on the
+    /// queue, valid only during the call): a signal it takes costs no `BusMessage`, which is
+    /// how a notification's PropertiesChanged skips the generic value tree.
+    func addMatch(_ rule: String, fast: @escaping @Sendable (OpaquePointer) -> Bool,
+                  handler: @escaping @Sendable (BusMessage) -> Void) throws(BusError) -> BusSlot {
+        try addMatch(rule, box: CallbackBox.filteredMessage(fast: fast, handler))
+    }
+
+    private func addMatch(_ rule: String, box callbacks: CallbackBox) throws(BusError) -> BusSlot {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let raw, isOpen else { throw .closed }
-        let box = Unmanaged.passRetained(CallbackBox.message(handler)).toOpaque()
+        let box = Unmanaged.passRetained(callbacks).toOpaque()
         var slot: OpaquePointer?
         let r = rule.withCString { sd_bus_add_match_async(raw, &slot, $0, busMessageTrampoline, nil, box) }
         guard r >= 0, let slot else {

@@ -15,6 +15,9 @@ final class CallbackBox {
     enum Kind {
         case reply(Bus.ReplyHandler)
         case message(@Sendable (BusMessage) -> Void)
+        /// `fast` reads the sd-bus message itself and returns true when it took it; otherwise
+        /// the message is decoded for `handler` as a `.message` would be.
+        case filteredMessage(fast: @Sendable (OpaquePointer) -> Bool, handler: @Sendable (BusMessage) -> Void)
         /// The bus is held weakly: sd-bus owns this box, and the bus owns sd-bus.
         case call(@Sendable (IncomingCall) -> Bool, WeakBus)
     }
@@ -22,6 +25,9 @@ final class CallbackBox {
     private init(_ kind: Kind) { self.kind = kind }
     static func reply(_ h: @escaping Bus.ReplyHandler) -> CallbackBox { CallbackBox(.reply(h)) }
     static func message(_ h: @escaping @Sendable (BusMessage) -> Void) -> CallbackBox { CallbackBox(.message(h)) }
+    static func filteredMessage(fast: @escaping @Sendable (OpaquePointer) -> Bool, _ h: @escaping @Sendable (BusMessage) -> Void) -> CallbackBox {
+        CallbackBox(.filteredMessage(fast: fast, handler: h))
+    }
     static func call(_ h: @escaping @Sendable (IncomingCall) -> Bool, _ bus: Bus) -> CallbackBox { CallbackBox(.call(h, WeakBus(bus: bus))) }
 }
 
@@ -61,7 +67,21 @@ let busReplyTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?
 let busMessageTrampoline: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = { m, userdata, _ in
     guard let m, let userdata else { return 0 }
     let box = Unmanaged<CallbackBox>.fromOpaque(userdata).takeUnretainedValue()
-    guard case .message(let handler) = box.kind else { return 0 }
+    let handler: @Sendable (BusMessage) -> Void
+    switch box.kind {
+    case .message(let h):
+        handler = h
+    case .filteredMessage(let fast, let h):
+        if fast(m) { return 0 }
+        // Read from the start again, whatever `fast` consumed before it declined.
+        guard sd_bus_message_rewind(m, 1) >= 0 else {
+            BusLog.warning("dropped a signal that could not be read again")
+            return 0
+        }
+        handler = h
+    default:
+        return 0
+    }
     switch decodeMessage(m) {
     case .success(let message): handler(message)
     case .failure(let error): BusLog.warning("dropped undecodable signal: \(error)")

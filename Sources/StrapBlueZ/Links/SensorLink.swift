@@ -93,6 +93,11 @@ public final class SensorLink: @unchecked Sendable {
         switch event {
         case .availability, .interfacesAdded, .interfacesRemoved:
             refreshDevice(initial: false)
+        case .characteristicValue(let path, let value):
+            if let uuid = subscribed[path] {
+                deliver(uuid: uuid, value: value)
+                return
+            }
         case .propertiesChanged(let path, let interface, let changed):
             if interface == BlueZInterface.gattCharacteristic, let uuid = subscribed[path], let value = changed["Value"]?.bytes {
                 deliver(uuid: uuid, value: value)
