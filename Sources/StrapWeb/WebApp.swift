@@ -60,7 +60,8 @@ public final class WebApp: Sendable {
             return HTTPResponse(status: 204, headers: [("Set-Cookie", "\(SessionBook.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")])
         default: break
         }
-        if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path) {
+        if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path)
+            ?? HistoryAssets.asset(at: request.path) {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
         if Self.endpoints.contains(request.path) || HistoryAPI.Route(request.path) != nil {

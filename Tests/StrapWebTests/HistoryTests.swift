@@ -4,7 +4,7 @@ import StrapKit
 import StrapWeb
 import StrapWire
 
-/// The history API (docs/web.md, "The history API") over real
+/// The history API and page (docs/web.md, "The history API", "The history page") over real
 /// HTTP in front of a real `strapd --simulate=2`. What strapd-web answers is held to what strapd
 /// itself says, asked through StrapKit, and its exports to the built strapctl's, byte for byte.
 @Suite(.serialized) struct HistoryTests {
@@ -138,7 +138,7 @@ import StrapWire
         #expect(badFormat.status == 400 && J.string(J.json(badFormat)["error"])?.contains("gpx") == true, "\(badFormat.body)")
         #expect(try get(web, "/api/workouts?limit=0").status == 400)
 
-        for path in ["/api/workouts", "/api/workouts/\(unknown)", "/api/workouts/\(unknown)/export"] {
+        for path in ["/api/workouts", "/api/workouts/\(unknown)", "/api/workouts/\(unknown)/export", "/history", "/history.js"] {
             let anonymous = try get(web, path, headers: [])
             #expect(anonymous.status == 401, "\(path) without a token: \(anonymous.status)")
             let overlay = try get(web, path, headers: [("Authorization", "Bearer \(web.overlayToken)")])
@@ -147,5 +147,41 @@ import StrapWire
         let post = try RawHTTP.request(port: web.port, method: "POST", path: "/api/workouts/\(unknown)", host: web.host,
                                        headers: [web.bearer, ("Content-Type", "application/json")], body: "{}")
         #expect(post.status == 405 && post.header("Allow") == "GET, HEAD", "\(post.status) \(post.header("Allow") ?? "")")
+    }
+
+    static let script = Browser.repository + "/Tests/Fixtures/web/history.py"
+
+    /// In Chromium: the dashboard links to /history; the workout strapctl recorded is listed,
+    /// and chosen it draws one polyline point per heart-rate sample the store holds for it
+    /// (counted by strapd, not the page); its FIT link downloads strapctl's export, byte for
+    /// byte. No CSP violation, no console error.
+    @Test func theHistoryPageDrawsEveryStoredSampleAndDownloadsTheFIT() async throws {
+        let web = try WebHarness()
+        defer { web.stop() }
+        let strap = try await J.strapAddress(web)
+        let strapctl = WebHarness.buildDirectory.appendingPathComponent("strapctl").path
+        let report = try await Browser.run(script: Self.script, web, screenshot: "history.png", [
+            "http://\(web.host)/?token=\(web.token)", Browser.artifacts + "/history.png", strapctl, web.socket, strap, web.directory + "/downloads",
+        ])
+        let log = report["log"] as? [String] ?? ["unreadable"]
+        #expect(log.isEmpty, "the page did not get there: \(log)")
+        #expect(report["url"] as? String == "http://\(web.host)/history")
+        let uuid = try #require(report["workout"] as? String, "no workout recorded: \(report)")
+        let store = StrapStore(socket: web.socket)
+        defer { store.close() }
+        let stored = try await Self.storedHeartRates(store, uuid).count
+        #expect(stored > 0)
+        #expect(report["points"] as? Int == stored, "the curve has \(report["points"] ?? "?") points, the store \(stored) samples")
+        #expect(report["apiCount"] as? Int == stored, "the API counted \(report["apiCount"] ?? "?")")
+        #expect((report["laps"] as? Int ?? 0) >= 1, "no lap rows")
+        #expect(report["zones"] as? Int == 6, "zone rows: \(report["zones"] ?? "?")")
+        #expect(report["downloadName"] as? String == uuid.lowercased() + ".fit")
+        let downloaded = (report["download"] as? String).flatMap { FileManager.default.contents(atPath: $0) }.map { [UInt8]($0) }
+        let expected = try Self.strapctlExport(web, uuid, format: "fit")
+        #expect(downloaded == expected, "the downloaded FIT (\(downloaded?.count ?? 0) bytes) is not strapctl's (\(expected.count))")
+        #expect((report["violations"] as? [Any])?.isEmpty == true, "CSP violations: \(report["violations"] ?? "?")")
+        let errors = (report["consoleErrors"] as? [String] ?? ["unreadable"]).filter { !$0.contains("/favicon.ico") }
+        #expect(errors.isEmpty, "console errors: \(errors)")
+        Browser.expectScreenshot(report, "history.png")
     }
 }
