@@ -29,13 +29,18 @@ public final class DaemonLink: Sendable {
 
     /// One request; blocks the calling thread (a connection's, never the cooperative pool's).
     public func request(_ op: String, _ params: JSONObject = [:]) throws(DaemonLinkError) -> JSONObject {
-        let outcome = Mutex<Result<JSONObject, DaemonLinkError>?>(nil)
+        try run(op) { store in try await store.request(op, params) }
+    }
+
+    /// Any StrapKit call (`what` names it in a timeout's message), made synchronous the same way.
+    public func run<T: Sendable>(_ what: String, _ call: @escaping @Sendable (StrapStore) async throws -> T) throws(DaemonLinkError) -> T {
+        let outcome = Mutex<Result<T, DaemonLinkError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let store = store
         let task = Task {
-            let result: Result<JSONObject, DaemonLinkError>
+            let result: Result<T, DaemonLinkError>
             do {
-                result = .success(try await store.request(op, params))
+                result = .success(try await call(store))
             } catch let error as StrapKitError {
                 result = .failure(.strapKit(error))
             } catch {
@@ -46,7 +51,7 @@ public final class DaemonLink: Sendable {
         }
         if done.wait(timeout: .now() + timeout) == .timedOut {
             task.cancel()
-            throw .timedOut(op: op, seconds: timeout)
+            throw .timedOut(op: what, seconds: timeout)
         }
         return try outcome.withLock { $0! }.get()
     }

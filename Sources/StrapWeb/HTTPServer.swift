@@ -30,6 +30,9 @@ public struct HTTPRequest {
 public enum StreamChunk: Sendable {
     case data([UInt8])
     case end
+    /// The producer broke off: libmicrohttpd closes the connection short of the body, so the
+    /// client sees an error rather than a complete answer.
+    case failed
 }
 
 /// The body of a response that is written while it is produced (Server-Sent Events). `next`
@@ -39,6 +42,12 @@ public enum StreamChunk: Sendable {
 public protocol ResponseStream: AnyObject, Sendable {
     func next() -> StreamChunk
     func finish()
+    /// The body's exact size when known beforehand (sent as Content-Length); nil streams it chunked.
+    var size: UInt64? { get }
+}
+
+extension ResponseStream {
+    public var size: UInt64? { nil }
 }
 
 public enum HTTPBody: Sendable {
@@ -149,7 +158,7 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
         }
     case .stream(let stream):
         let box = Unmanaged.passRetained(StreamBox(stream)).toOpaque()
-        made = MHD_create_response_from_callback(strapweb_size_unknown, 4096, streamReader, box, streamFinished)
+        made = MHD_create_response_from_callback(stream.size ?? strapweb_size_unknown, 4096, streamReader, box, streamFinished)
         if made == nil { Unmanaged<StreamBox>.fromOpaque(box).release() }
     }
     guard let r = made else { return strapweb_no }
@@ -172,6 +181,7 @@ private let streamReader: MHD_ContentReaderCallback = { cls, _, buffer, max in
     while box.offset >= box.pending.count {
         switch box.stream.next() {
         case .end: return strapweb_reader_end_of_stream
+        case .failed: return strapweb_reader_end_with_error
         case .data(let bytes):
             box.pending = bytes
             box.offset = 0

@@ -18,6 +18,7 @@ public enum OpenAPIDocument {
  "servers": [{"url": "http://127.0.0.1:8420"}],
  "security": [{"bearer": []}, {"session": []}],
  "paths": {
+\#(historyPaths)
   "/api/status": {
    "get": {
     "operationId": "status",
@@ -248,6 +249,7 @@ public enum OpenAPIDocument {
  },
  "components": {
   "schemas": {
+\#(historySchemas)
    "Error": {
     "type": "object",
     "required": ["error"],

@@ -39,6 +39,12 @@ public final class WebApp: Sendable {
         case ("/api/status", true): return forward("status")
         case ("/api/devices", true): return forward("devices.list")
         case ("/api/sessions", true): return openSessions()
+        case ("/api/workouts", true): return HistoryAPI.list(link, limit: request.query("limit"))
+        case (let path, true) where HistoryAPI.Route(path) != nil:
+            switch HistoryAPI.Route(path)! {
+            case .workout(let id): return HistoryAPI.workout(link, id: id)
+            case .export(let id): return HistoryAPI.export(link, id: id, format: request.query("format"))
+            }
         case (OpenAPIDocument.path, true): return HTTPResponse(status: 200, headers: [("Content-Type", OpenAPIDocument.contentType)], body: .bytes(OpenAPIDocument.bytes))
         case ("/api/workout/start", false) where request.method == "POST":
             return control(request) { body throws(WorkoutAPI.RequestError) in
@@ -54,10 +60,11 @@ public final class WebApp: Sendable {
             return HTTPResponse(status: 204, headers: [("Set-Cookie", "\(SessionBook.cookieName)=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0")])
         default: break
         }
-        if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path) {
+        if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path)
+            ?? HistoryAssets.asset(at: request.path) {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
-        if Self.endpoints.contains(request.path) {
+        if Self.endpoints.contains(request.path) || HistoryAPI.Route(request.path) != nil {
             // RFC 9110 requires a 405 to say what is allowed (schemathesis found it missing).
             let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") ? "POST" : "GET, HEAD"
             var refusal = HTTPResponse.text(405, "\(request.method) is not allowed on \(request.path) (\(allowed) is)\n")
@@ -69,7 +76,7 @@ public final class WebApp: Sendable {
 
     /// Every path with an endpoint, for 405 on the other methods; OpenAPITests hold the
     /// OpenAPI document's paths to this list.
-    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path] + WorkoutAPI.paths
+    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path] + WorkoutAPI.paths + HistoryAPI.paths
 
     /// A control request: its body checked and decoded, then one socket operation whose result
     /// is the answer. `WebSecurity` has already checked the origin and the credentials.
@@ -106,7 +113,7 @@ public final class WebApp: Sendable {
         HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(JSONWriter.bytes(.object(object)) + [10]))
     }
 
-    private static func code(_ error: DaemonLinkError) -> String? {
+    static func code(_ error: DaemonLinkError) -> String? {
         if case .strapKit(let e) = error { e.code?.rawValue } else { nil }
     }
 

@@ -14,6 +14,8 @@ struct HTTPReply {
     let headers: [(name: String, value: String)]
     /// The body as far as it was read, chunked framing removed.
     let body: String
+    /// The same bytes as they came (a binary body: a FIT file).
+    var data: [UInt8] = []
 
     func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
@@ -104,7 +106,7 @@ enum RawHTTP {
         if headers.contains(where: { $0.name.lowercased() == "transfer-encoding" && $0.value.lowercased() == "chunked" }) {
             body = dechunk(body)
         }
-        return HTTPReply(status: status, headers: headers, body: String(decoding: body, as: UTF8.self))
+        return HTTPReply(status: status, headers: headers, body: String(decoding: body, as: UTF8.self), data: body)
     }
 
     /// The chunks' data, as far as whole chunks were received.
