@@ -21,7 +21,21 @@ import StrapWire
         let started = try await store.request("workout.start", ["activityType": .string("cycling"), "locationType": .string("indoor"),
                                                                  "devices": .array([.string(strap)]), "athlete": .string("ana")])
         let session = try #require(J.string(J.object(started["session"])?["session"]))
+        // At least `seconds` of the session with heart rate in it: a loaded machine (the whole
+        // suite, a CI run beside it) can start the simulated strap late, and a fixed sleep then
+        // saved a workout with no heart rate (seen once).
         try await Task.sleep(for: .seconds(seconds))
+        for _ in 0..<120 {
+            let now = try await store.request("workout.get", ["session": .string(session)])
+            let statistics = J.object(now["statistics"]) ?? [:]
+            let elapsed: Double = switch statistics["elapsedTime"] {
+            case .double(let d)?: d
+            case .int(let i)?: Double(i)
+            default: 0
+            }
+            if statistics["heartRateAverage"] != nil && elapsed >= Double(seconds) { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
         let ended = try await store.request("workout.end", ["session": .string(session)])
         let uuid = try #require(J.string(J.object(ended["workout"])?["uuid"]), "workout.end answered \(ended)")
         var last = -1
