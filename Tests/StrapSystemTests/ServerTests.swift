@@ -315,16 +315,24 @@ import Testing
             let listener = try UnixListener.bind(path: path)
             let server = UnixServer(listener: listener, handler: TestHandler())
             server.start()
+            // The number alone does not say: a test running beside this one may have been
+            // given it again by the time the completion runs. The socket's inode does.
+            let socket = try #require(Self.inode(of: listener.fd.rawValue))
             let closedAtCompletion = Mutex<Bool?>(nil)
             let done = DispatchSemaphore(value: 0)
             server.stop {
-                closedAtCompletion.withLock { $0 = fcntl(listener.fd.rawValue, F_GETFD) == -1 && errno == EBADF }
+                closedAtCompletion.withLock { $0 = Self.inode(of: listener.fd.rawValue) != socket }
                 done.signal()
             }
             done.wait()
             #expect(closedAtCompletion.withLock { $0 } == true, "round \(round)")
             #expect(access(path, F_OK) != 0, "the socket path is removed too")
         }
+    }
+
+    private static func inode(of fd: Int32) -> ino_t? {
+        var st = stat()
+        return fstat(fd, &st) == 0 ? st.st_ino : nil
     }
 
     @Test func connectionsBeyondTheLimitAreToldBusy() throws {
