@@ -9,6 +9,9 @@
 #
 #   Benchmarks/notification-cost.sh [SECS] [STRAPD]   (defaults: 40; a static release build of this checkout)
 #
+# CALLGRIND_OUT=DIR keeps the profile (DIR/cg.*) for callgrind_annotate, e.g. who allocates:
+#   callgrind_annotate --inclusive=yes --tree=caller DIR/cg.1 | grep -B8 '\* .*malloc'
+#
 # Needs valgrind and the test packages (scripts/deps.sh test bench). Deterministic enough to
 # compare two builds one after the other (instructions vary by about 1 % between runs).
 set -euo pipefail
@@ -56,6 +59,7 @@ e1=$(strapd_events "$work" "$strapctl")
 callgrind_control -d "$vg" > /dev/null
 sleep 3
 events=$((e1 - e0))
+[ -n "${CALLGRIND_OUT:-}" ] && mkdir -p "$CALLGRIND_OUT" && cp "$work"/cg.* "$CALLGRIND_OUT"/
 [ "$events" -gt 0 ] || { echo "notification-cost: no pipeline events in the window; strapd's log:" >&2; cat "$work/strapd.log" >&2; exit 1; }
 
 # Instructions: the summary line of each dump. Allocations: the calls= lines under a callee of
