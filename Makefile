@@ -4,7 +4,7 @@ FUZZ_SECONDS ?= 60
 PREFIX       ?= /usr
 DESTDIR      ?=
 
-.PHONY: help deps build release test torture bench bench-bleak fuzz fuzz-ci demo demo-mqtt install deb clean lab lab-peer lab-powercut
+.PHONY: help deps build release test torture bench bench-bleak bench-notification fuzz fuzz-ci demo demo-mqtt install deb clean lab lab-peer lab-powercut
 
 help:
 	@echo "make deps      install the Debian packages building strapd needs (idempotent; scripts/deps.sh test|bench for more)"
@@ -16,6 +16,7 @@ help:
 	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make bench-bleak  strapd beside the lab's bleak + SQLite logger on this host (mock BlueZ, no VM); BLEAK_SECS"
+	@echo "make bench-notification  callgrind's instructions and allocations per BlueZ notification (mock BlueZ); NOTE_SECS"
 	@echo "make deb       the Debian package of HEAD, lintian-checked: .build/deb/strapd_<version>_<arch>.deb (docs/packaging.md)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 	@echo "make lab       the end-to-end lab, every scenario (root; docs/testing.md)"
@@ -57,6 +58,12 @@ BLEAK_SECS ?= 60
 bench-bleak:
 	@scripts/deps.sh test deb
 	Benchmarks/bleak-host.sh $(BLEAK_SECS)
+
+# docs/benchmarks.md, "Instructions and allocations per notification".
+NOTE_SECS ?= 40
+bench-notification:
+	@scripts/deps.sh test bench
+	Benchmarks/notification-cost.sh $(NOTE_SECS)
 
 fuzz: deps
 	scripts/fuzz.sh $(FUZZ_SECONDS)

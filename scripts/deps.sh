@@ -34,6 +34,8 @@ TEST=(
 BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
   mosquitto             # the benchmark's peer for live latency: a broker strap-bench starts on loopback
+  valgrind              # callgrind: instructions and allocations per notification (make bench-notification)
+  bc                    # notification-cost.sh's division
 )
 DEB=(
   debhelper             # dh and its dh_install* helpers behind debian/rules (compat 13)
