@@ -161,27 +161,23 @@ def hostile(driver, url, screenshot, name, rename):
             "consoleErrors": console_errors(driver)}
 
 
-def give_up(signum, frame):
-    raise TimeoutError("dashboard.py: no report within 100 s")
-
-
-def main():
-    # Ends itself before the Swift test's 120 s SIGKILL, so the finally below still quits
-    # the browser: a killed script would leave chromedriver and Chromium running.
+def report_from_browser(script, screenshot, body):
+    """Runs body(driver) in a fresh headless Chromium with a profile of its own and prints the
+    JSON report it returns: the one way every script here uses the browser. The script ends
+    itself after 100 s, before the Swift test's 120 s SIGKILL, so the finally below still quits
+    the browser (a killed script would leave chromedriver and Chromium running); what
+    chromedriver said goes to stderr when the browser did not come up or the body failed."""
+    def give_up(signum, frame):
+        raise TimeoutError(f"{script}: no report within 100 s")
     signal.signal(signal.SIGALRM, give_up)
     signal.alarm(100)
-    mode, url, screenshot, *rest = sys.argv[1:]
     os.makedirs(os.path.dirname(screenshot), exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
         driver = None
         try:
             driver = browser(profile)
-            if mode == "live":
-                report = live(driver, url, screenshot, rest)
-            else:
-                report = hostile(driver, url, screenshot, rest[0], rename=mode == "hostile")
+            report = body(driver)
         except Exception:
-            # What chromedriver said is the best clue when the browser did not come up.
             try:
                 with open(os.path.join(profile, "chromedriver.log"), errors="replace") as log:
                     sys.stderr.write(log.read()[-4000:])
@@ -192,6 +188,15 @@ def main():
             if driver is not None:
                 driver.quit()
     json.dump(report, sys.stdout)
+
+
+def main():
+    mode, url, screenshot, *rest = sys.argv[1:]
+    if mode == "live":
+        report_from_browser("dashboard.py", screenshot, lambda driver: live(driver, url, screenshot, rest))
+    else:
+        report_from_browser("dashboard.py", screenshot,
+                            lambda driver: hostile(driver, url, screenshot, rest[0], rename=mode == "hostile"))
 
 
 if __name__ == "__main__":

@@ -14,13 +14,11 @@ and the Swift test holds it to strapd's own count and strapctl's export.
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from dashboard import WATCH, browser, console_errors
+from dashboard import WATCH, console_errors, report_from_browser
 
 POLL_SECONDS = 30
 UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
@@ -124,32 +122,9 @@ def run(driver, url, screenshot, strapctl, socket, strap, downloads):
     return report
 
 
-def give_up(signum, frame):
-    raise TimeoutError("history.py: no report within 100 s")
-
-
 def main():
-    # As dashboard.py: ends itself before the Swift test's SIGKILL, so the browser is quit.
-    signal.signal(signal.SIGALRM, give_up)
-    signal.alarm(100)
     url, screenshot, *rest = sys.argv[1:]
-    os.makedirs(os.path.dirname(screenshot), exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
-        driver = None
-        try:
-            driver = browser(profile)
-            report = run(driver, url, screenshot, *rest)
-        except Exception:
-            try:
-                with open(os.path.join(profile, "chromedriver.log"), errors="replace") as log:
-                    sys.stderr.write(log.read()[-4000:])
-            except OSError:
-                pass
-            raise
-        finally:
-            if driver is not None:
-                driver.quit()
-    json.dump(report, sys.stdout)
+    report_from_browser("history.py", screenshot, lambda driver: run(driver, url, screenshot, *rest))
 
 
 if __name__ == "__main__":

@@ -13,13 +13,10 @@ device name the page receives is replaced by NAME in the browser (dashboard.py's
 the report says how the name was rendered.
 """
 import json
-import os
-import signal
 import sys
-import tempfile
 import time
 
-from dashboard import RENAME, WATCH, browser, console_errors
+from dashboard import RENAME, WATCH, console_errors, report_from_browser
 
 # Generous: the simulated strap's heart rate may hold for seconds, and CI shares two cores.
 POLL_SECONDS = 60
@@ -60,32 +57,10 @@ def watch(driver, url, screenshot, name):
     return report
 
 
-def give_up(signum, frame):
-    raise TimeoutError("overlay.py: no report within 100 s")
-
-
 def main():
-    signal.signal(signal.SIGALRM, give_up)
-    signal.alarm(100)
     url, screenshot = sys.argv[1:3]
     name = sys.argv[3] if len(sys.argv) > 3 else None
-    os.makedirs(os.path.dirname(screenshot), exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
-        driver = None
-        try:
-            driver = browser(profile)
-            report = watch(driver, url, screenshot, name)
-        except Exception:
-            try:
-                with open(os.path.join(profile, "chromedriver.log"), errors="replace") as log:
-                    sys.stderr.write(log.read()[-4000:])
-            except OSError:
-                pass
-            raise
-        finally:
-            if driver is not None:
-                driver.quit()
-    json.dump(report, sys.stdout)
+    report_from_browser("overlay.py", screenshot, lambda driver: watch(driver, url, screenshot, name))
 
 
 if __name__ == "__main__":

@@ -16,15 +16,12 @@ the page showed at each step, the sessions' ids) and the Swift test checks strap
 of both sessions through StrapKit.
 """
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from dashboard import RENAME, WATCH, browser, console_errors
+from dashboard import RENAME, WATCH, console_errors, report_from_browser
 
 POLL_SECONDS = 30
 
@@ -131,35 +128,12 @@ def hostile(driver, url, screenshot, name):
             "alerts": driver.execute_script("return window.__alerts")}
 
 
-def give_up(signum, frame):
-    raise TimeoutError("workout.py: no report within 100 s")
-
-
 def main():
-    # As dashboard.py: ends itself before the Swift test's SIGKILL, so the browser is quit.
-    signal.signal(signal.SIGALRM, give_up)
-    signal.alarm(100)
     mode, url, screenshot, *rest = sys.argv[1:]
-    os.makedirs(os.path.dirname(screenshot), exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="strapweb-chromium-") as profile:
-        driver = None
-        try:
-            driver = browser(profile)
-            if mode == "steer":
-                report = run(driver, url, screenshot, *rest)
-            else:
-                report = hostile(driver, url, screenshot, rest[0])
-        except Exception:
-            try:
-                with open(os.path.join(profile, "chromedriver.log"), errors="replace") as log:
-                    sys.stderr.write(log.read()[-4000:])
-            except OSError:
-                pass
-            raise
-        finally:
-            if driver is not None:
-                driver.quit()
-    json.dump(report, sys.stdout)
+    if mode == "steer":
+        report_from_browser("workout.py", screenshot, lambda driver: run(driver, url, screenshot, *rest))
+    else:
+        report_from_browser("workout.py", screenshot, lambda driver: hostile(driver, url, screenshot, rest[0]))
 
 
 if __name__ == "__main__":
