@@ -10,15 +10,7 @@ extension OpenAPIDocument {
     "parameters": [{"name": "limit", "in": "query", "required": false, "schema": {"type": "integer", "minimum": 1, "maximum": 10000}, "description": "at most this many (strapd's default: 100)"}],
     "responses": {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WorkoutList"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 413, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -30,15 +22,7 @@ extension OpenAPIDocument {
     "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}, "description": "the saved workout's UUID, or its session's"}],
     "responses": {
      "200": {"description": "strapd's workout and the store's heart-rate samples", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/WorkoutDetail"}}}},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(401, 403, 404, 413, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -53,17 +37,7 @@ extension OpenAPIDocument {
     ],
     "responses": {
      "200": {"description": "the file's bytes, exactly strapd's (Content-Length is its size; Content-Disposition: attachment)", "content": {"application/vnd.ant.fit": {"schema": {"type": "string", "format": "binary"}}, "application/vnd.garmin.tcx+xml": {"schema": {"type": "string", "format": "binary"}}, "text/csv": {"schema": {"type": "string", "format": "binary"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "422": {"$ref": "#/components/responses/E422"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 404, 413, 422, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -108,4 +82,11 @@ extension OpenAPIDocument {
     }
    },
 """#
+
+    /// A response object's refusals: one `"NNN": {"$ref": "#/components/responses/ENNN"}` per
+    /// code, comma-separated (the caller writes the comma after the last one, if any). Every
+    /// operation refuses with the same shapes; the document names them once, in components.
+    static func refusals(_ codes: Int...) -> String {
+        codes.map { ##""\##($0)": {"$ref": "#/components/responses/E\##($0)"}"## }.joined(separator: ",\n     ")
+    }
 }

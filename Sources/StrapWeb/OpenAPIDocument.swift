@@ -26,14 +26,7 @@ public enum OpenAPIDocument {
     "tags": ["read"],
     "responses": {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Status"}}}},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(401, 403, 413, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -44,14 +37,7 @@ public enum OpenAPIDocument {
     "tags": ["read"],
     "responses": {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/DeviceList"}}}},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(401, 403, 413, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -62,14 +48,7 @@ public enum OpenAPIDocument {
     "tags": ["read"],
     "responses": {
      "200": {"description": "strapd's answer", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionList"}}}},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(401, 403, 413, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -81,19 +60,7 @@ public enum OpenAPIDocument {
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/StartRequest"}}}},
     "responses": {
      "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "409": {"$ref": "#/components/responses/E409"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "415": {"$ref": "#/components/responses/E415"},
-     "422": {"$ref": "#/components/responses/E422"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 404, 409, 413, 415, 422, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -105,19 +72,7 @@ public enum OpenAPIDocument {
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/LapRequest"}}}},
     "responses": {
      "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "409": {"$ref": "#/components/responses/E409"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "415": {"$ref": "#/components/responses/E415"},
-     "422": {"$ref": "#/components/responses/E422"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 404, 409, 413, 415, 422, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -129,19 +84,7 @@ public enum OpenAPIDocument {
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionRequest"}}}},
     "responses": {
      "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "409": {"$ref": "#/components/responses/E409"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "415": {"$ref": "#/components/responses/E415"},
-     "422": {"$ref": "#/components/responses/E422"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 404, 409, 413, 415, 422, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -153,19 +96,7 @@ public enum OpenAPIDocument {
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionRequest"}}}},
     "responses": {
      "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionInfo"}}}, "links": {"lap": {"operationId": "workoutLap", "requestBody": {"session": "$response.body#/session/session"}}, "pause": {"operationId": "workoutPause", "requestBody": {"session": "$response.body#/session/session"}}, "resume": {"operationId": "workoutResume", "requestBody": {"session": "$response.body#/session/session"}}, "end": {"operationId": "workoutEnd", "requestBody": {"session": "$response.body#/session/session"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "409": {"$ref": "#/components/responses/E409"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "415": {"$ref": "#/components/responses/E415"},
-     "422": {"$ref": "#/components/responses/E422"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 404, 409, 413, 415, 422, 500, 501, 502, 503, 504))
     }
    }
   },
@@ -177,19 +108,7 @@ public enum OpenAPIDocument {
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/SessionRequest"}}}},
     "responses": {
      "200": {"description": "strapd's answer, unchanged", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/EndResult"}}}},
-     "400": {"$ref": "#/components/responses/E400"},
-     "401": {"$ref": "#/components/responses/E401"},
-     "403": {"$ref": "#/components/responses/E403"},
-     "404": {"$ref": "#/components/responses/E404"},
-     "409": {"$ref": "#/components/responses/E409"},
-     "413": {"$ref": "#/components/responses/E413"},
-     "415": {"$ref": "#/components/responses/E415"},
-     "422": {"$ref": "#/components/responses/E422"},
-     "500": {"$ref": "#/components/responses/E500"},
-     "501": {"$ref": "#/components/responses/E501"},
-     "502": {"$ref": "#/components/responses/E502"},
-     "503": {"$ref": "#/components/responses/E503"},
-     "504": {"$ref": "#/components/responses/E504"}
+     \#(refusals(400, 401, 403, 404, 409, 413, 415, 422, 500, 501, 502, 503, 504))
     }
    }
   },
