@@ -21,6 +21,8 @@ public struct DaemonStatus: Sendable {
     public var degraded: String?
     public var clients: Int
     public var liveSubscribers: Int
+    /// Open anchored and statistics follow streams.
+    public var followers: Int = 0
     /// The MQTT publisher (docs/mqtt.md); nil when `[mqtt]` names no broker.
     public var mqtt: MQTTStatus?
 

@@ -16,6 +16,8 @@ public final class Pipeline: @unchecked Sendable {
         public var samples = 0
         public var rejected = 0
         public var dropped = 0
+        /// Of `samples`, how many of each type (types with none left out).
+        public var samplesByType: [QuantityType: Int] = [:]
     }
 
     public let queue = DispatchQueue(label: "strapd.pipeline.ingest")
@@ -26,6 +28,7 @@ public final class Pipeline: @unchecked Sendable {
     private let inFlight = Atomic<Int>(0)
     private let eventCount = Atomic<Int>(0)
     private let sampleCount = Atomic<Int>(0)
+    private let typeCounts = SampleTypeCounts()
     private let rejectedCount = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
     /// Confined to `queue`.
@@ -140,7 +143,8 @@ public final class Pipeline: @unchecked Sendable {
 
     public var counters: Counters {
         Counters(events: eventCount.load(ordering: .relaxed), samples: sampleCount.load(ordering: .relaxed),
-                 rejected: rejectedCount.load(ordering: .relaxed), dropped: droppedCount.load(ordering: .relaxed))
+                 rejected: rejectedCount.load(ordering: .relaxed), dropped: droppedCount.load(ordering: .relaxed),
+                 samplesByType: typeCounts.snapshot)
     }
 
     /// Waits until everything submitted so far has been decoded and handed to the store stage.
@@ -193,6 +197,7 @@ public final class Pipeline: @unchecked Sendable {
         }
         if produced > 0 {
             sampleCount.add(produced, ordering: .relaxed)
+            typeCounts.count(out.samples[mark...])
             if livePublishing {
                 // Samples with nothing between them are one run.
                 if case .samples(let run)? = outLive.last, run.upperBound == mark {

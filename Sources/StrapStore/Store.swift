@@ -227,7 +227,8 @@ public final class Store: Sendable {
     public var status: StoreStatus {
         let s = shared.snapshot
         return StoreStatus(degraded: shared.degraded, damage: shared.damage, oldestAnchor: s.oldest,
-                           latestAnchor: s.durableNext - 1, segments: s.segments.count)
+                           latestAnchor: s.durableNext - 1, segments: s.segments.count,
+                           bytes: s.segments.reduce(0) { $0 + $1.readableLength })
     }
 
     /// The anchor of the newest durable item (0 when empty).

@@ -48,6 +48,8 @@ public struct StoreStatus: Sendable, Codable {
     public var oldestAnchor: UInt64
     public var latestAnchor: UInt64
     public var segments: Int
+    /// The segments' durable records, in bytes (index files not counted).
+    public var bytes: Int = 0
 }
 
 /// Anchors of deleted objects as sorted, merged, closed ranges.

@@ -181,7 +181,7 @@ public enum OpenAPIDocument {
    "Status": {
     "type": "object",
     "description": "strapd's `status` result unchanged (docs/protocol.md, status)",
-    "required": ["version", "startedAt", "mode", "summary", "degraded", "connectedSensors", "knownSensors", "sampleRate", "clients", "liveSubscribers", "pipeline", "store", "mqtt", "protocol"],
+    "required": ["version", "startedAt", "mode", "summary", "degraded", "connectedSensors", "knownSensors", "sampleRate", "clients", "liveSubscribers", "followers", "pipeline", "store", "mqtt", "protocol"],
     "properties": {
      "version": {"type": "string"},
      "startedAt": {"type": "string", "format": "date-time"},
@@ -193,8 +193,9 @@ public enum OpenAPIDocument {
      "sampleRate": {"type": "number", "minimum": 0},
      "clients": {"type": "integer", "minimum": 0},
      "liveSubscribers": {"type": "integer", "minimum": 0},
-     "pipeline": {"type": "object", "required": ["events", "samples", "rejected", "dropped"], "properties": {"events": {"type": "integer", "minimum": 0}, "samples": {"type": "integer", "minimum": 0}, "rejected": {"type": "integer", "minimum": 0}, "dropped": {"type": "integer", "minimum": 0}}},
-     "store": {"type": "object", "required": ["oldestAnchor", "latestAnchor", "segments", "degraded", "damage"], "properties": {"oldestAnchor": {"type": "integer", "minimum": 0}, "latestAnchor": {"type": "integer", "minimum": 0}, "segments": {"type": "integer", "minimum": 0}, "degraded": {"type": "string", "nullable": true}, "damage": {"type": "array"}}},
+     "followers": {"type": "integer", "minimum": 0, "description": "open samples.anchored and statistics.collection streams with follow"},
+     "pipeline": {"type": "object", "required": ["events", "samples", "rejected", "dropped", "samplesByType"], "properties": {"events": {"type": "integer", "minimum": 0}, "samples": {"type": "integer", "minimum": 0}, "rejected": {"type": "integer", "minimum": 0}, "dropped": {"type": "integer", "minimum": 0}, "samplesByType": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1}, "description": "of samples, how many of each quantity type (types with none left out)"}}},
+     "store": {"type": "object", "required": ["oldestAnchor", "latestAnchor", "segments", "bytes", "degraded", "damage"], "properties": {"oldestAnchor": {"type": "integer", "minimum": 0}, "latestAnchor": {"type": "integer", "minimum": 0}, "segments": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0}, "degraded": {"type": "string", "nullable": true}, "damage": {"type": "array"}}},
      "mqtt": {"type": "object", "nullable": true, "description": "null unless [mqtt] names a broker (docs/mqtt.md)", "required": ["state"], "properties": {"state": {"type": "string", "enum": ["connecting", "connected", "waiting", "stopped"]}, "broker": {"type": "string"}, "cursor": {"type": "integer"}, "lagItems": {"type": "integer"}, "lagSeconds": {"type": "number"}, "published": {"type": "integer"}, "acknowledged": {"type": "integer"}, "connects": {"type": "integer"}, "lastError": {"type": "string", "nullable": true}, "lastErrorAt": {"type": "string", "nullable": true, "format": "date-time"}, "retryIn": {"type": "number", "nullable": true}}},
      "protocol": {"type": "object", "required": ["version", "operations"], "properties": {"version": {"type": "string"}, "operations": {"type": "array", "items": {"type": "string"}}}}
     }

@@ -66,16 +66,24 @@ public struct PrometheusMetrics {
         gauge(st, "sampleRate", "strapd_sample_rate_per_second", "samples per second over strapd's last status interval")
         gauge(st, "clients", "strapd_clients", "clients connected to strapd's socket")
         gauge(st, "liveSubscribers", "strapd_live_subscribers", "live.subscribe streams open on strapd's socket")
+        gauge(st, "followers", "strapd_followers", "samples.anchored and statistics.collection streams following the store")
         if case .object(let p)? = st["pipeline"] {
             counter(p, "events", "strapd_pipeline_events_total", "sensor notifications the pipeline took in")
             counter(p, "samples", "strapd_pipeline_samples_total", "samples the pipeline decoded")
             counter(p, "rejected", "strapd_pipeline_rejected_total", "notifications refused as malformed")
             counter(p, "dropped", "strapd_pipeline_dropped_total", "notifications dropped at the pipeline's door under overload")
+            if case .object(let byType)? = p["samplesByType"] {
+                family("strapd_samples_total", .counter, "samples the pipeline decoded, by quantity type")
+                for (type, value) in byType.entries {
+                    if let n = Self.number(value) { sample("strapd_samples_total", [("type", type)], n) }
+                }
+            }
         }
         if case .object(let store)? = st["store"] {
             gauge(store, "oldestAnchor", "strapd_store_oldest_anchor", "the oldest anchor retention kept")
             gauge(store, "latestAnchor", "strapd_store_latest_anchor", "the latest anchor written")
             gauge(store, "segments", "strapd_store_segments", "store segment files")
+            gauge(store, "bytes", "strapd_store_bytes", "bytes of records in the store's segments")
             let damaged = if case .array(let d)? = store["damage"] { d.count } else { 0 }
             family("strapd_store_damaged_segments", .gauge, "segments skipped as damaged")
             sample("strapd_store_damaged_segments", [], Double(damaged))

@@ -5,7 +5,7 @@ extension RequestRouter {
     /// The protocol's version (docs/protocol.md#versioning), answered by `status`: the minor
     /// number grows when operations, parameters or events are added, the major one when
     /// something a client relies on changes.
-    static let protocolVersion = "1.1.0"
+    static let protocolVersion = "1.2.0"
 
     /// `access.status` (HealthKit's authorization status): what this connection's peer may
     /// do, per operation and per object type, from the grants and the operation table the

@@ -84,6 +84,13 @@ public final class RequestRouter: ConnectionHandler, @unchecked Sendable {
 
     /// Open connections and live subscriptions, for `status` (on the server queue).
     var clientCount: Int { sessions.count }
+    /// Open `samples.anchored` and `statistics.collection` streams with `follow` (on the
+    /// server queue, like `sessions`).
+    var followerCount: Int {
+        sessions.values.reduce(0) { n, session in
+            n + session.streams.values.count { $0 is FollowStream || $0 is StatisticsFollowStream }
+        }
+    }
 
     public var liveSubscriberCount: Int { fanout.count }
 

@@ -7,11 +7,13 @@ extension RequestRouter {
     func status(_ request: Request, _ session: ClientSession) throws(WireError) {
         _ = try Params(request, allowed: [])
         let clients = clientCount
+        let followers = followerCount
         let id = request.id
         respond(request, session) { [self] () throws(WireError) -> [UInt8] in
             var s = context.status()
             s.clients = clients
             s.liveSubscribers = fanout.count
+            s.followers = followers
             return Reply.success(id: id, result: Self.statusJSON(s))
         }
     }
@@ -22,13 +24,17 @@ extension RequestRouter {
                 "oldestAnchor": .int(Int64(clamping: st.oldestAnchor)),
                 "latestAnchor": .int(Int64(clamping: st.latestAnchor)),
                 "segments": .int(Int64(st.segments)),
+                "bytes": .int(Int64(st.bytes)),
                 "degraded": st.degraded.map(JSONValue.string) ?? .null,
                 "damage": .array(st.damage.map(JSONValue.string)),
             ])
         } ?? .null
+        var byType = JSONObject()
+        for (type, n) in s.pipeline.samplesByType.sorted(by: { $0.key.rawValue < $1.key.rawValue }) { byType[type.rawValue] = .int(Int64(n)) }
         let pipeline: JSONObject = [
             "events": .int(Int64(s.pipeline.events)), "samples": .int(Int64(s.pipeline.samples)),
             "rejected": .int(Int64(s.pipeline.rejected)), "dropped": .int(Int64(s.pipeline.dropped)),
+            "samplesByType": .object(byType),
         ]
         var o: JSONObject = [
             "version": .string(s.version),
@@ -41,6 +47,7 @@ extension RequestRouter {
             "sampleRate": .double(s.sampleRate),
             "clients": .int(Int64(s.clients)),
             "liveSubscribers": .int(Int64(s.liveSubscribers)),
+            "followers": .int(Int64(s.followers)),
             "pipeline": .object(pipeline),
             "store": store,
         ]
