@@ -68,7 +68,7 @@ public final class WebApp: Sendable {
         default: break
         }
         if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path)
-            ?? HistoryAssets.asset(at: request.path) {
+            ?? HistoryAssets.asset(at: request.path) ?? ProfileAssets.asset(at: request.path) {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
         if Self.endpoints.contains(request.path) || HistoryAPI.Route(request.path) != nil {

@@ -126,4 +126,36 @@ import StrapWire
         #expect(page.status == 200, "\(page.body)")
         #expect(Self.number(J.object(try await Self.profileGet(web, "ana")["profile"])?["weight"]) == 81)
     }
+
+    static let script = Browser.repository + "/Tests/Fixtures/web/profile.py"
+
+    /// In Chromium: the dashboard links to /profile; the weight typed into the form and saved
+    /// is what `profile.get` answers afterwards, and a weight strapd refuses shows strapd's own
+    /// message and changes nothing. No CSP violation, no alert, no console error but the
+    /// refused PUT's 422 and the profile-less default athlete's 404.
+    @Test func theProfilePageSavesAnEditedField() async throws {
+        let web = try WebHarness(sensors: 1)
+        defer { web.stop() }
+        try await Self.seed(web, "ana")
+        let report = try await Browser.run(script: Self.script, web, screenshot: "profile.png", [
+            "http://\(web.host)/?token=\(web.token)", Browser.artifacts + "/profile.png", "ana", "72.5",
+        ])
+        let log = report["log"] as? [String] ?? ["unreadable"]
+        #expect(log.isEmpty, "the page did not get there: \(log)")
+        #expect(report["linked"] as? String == "http://\(web.host)/profile")
+        #expect(report["loadedWeight"] as? String == "61.5")
+        let profile = J.object(try await Self.profileGet(web, "ana")["profile"]) ?? [:]
+        #expect(Self.number(profile["weight"]) == 72.5, "profile.get's weight after the page saved: \(profile["weight"] ?? .null)")
+        #expect((report["refusal"] as? String ?? "").contains("weight must be from 10 to 400 kg, got 0"), "refusal shown: \(report["refusal"] ?? "none")")
+        #expect((report["violations"] as? [Any])?.isEmpty == true, "CSP violations: \(report["violations"] ?? "?")")
+        #expect((report["alerts"] as? [Any])?.isEmpty ?? true, "alerts: \(report["alerts"] ?? "?")")
+        // Chromium logs every 4xx a fetch gets: the refused save's 422, and the 404 of the
+        // default athlete, who has no profile, when the link first opens the page.
+        let errors = (report["consoleErrors"] as? [String] ?? ["unreadable"]).filter {
+            !$0.contains("/favicon.ico") && !$0.contains("athlete=ana - Failed to load resource: the server responded with a status of 422")
+                && !$0.contains("athlete=default - Failed to load resource: the server responded with a status of 404")
+        }
+        #expect(errors.isEmpty, "console errors: \(errors)")
+        Browser.expectScreenshot(report, "profile.png")
+    }
 }
