@@ -28,7 +28,7 @@ public enum DashboardAssets {
         <script src="/app.js" defer></script>
         </head>
         <body>
-        <header><h1>strapd</h1><a id="workout-link" href="/workout">workout</a><a id="history-link" href="/history">history</a><span id="state">connecting…</span></header>
+        <header><h1>strapd</h1><a id="workout-link" href="/workout">workout</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><span id="state">connecting…</span></header>
         <main id="tiles"></main>
         </body>
         </html>

@@ -24,7 +24,7 @@ public enum HistoryAssets {
         <script src="/history.js" defer></script>
         </head>
         <body>
-        <header><a href="/">strapd</a><a href="/workout">workout</a><h1>History</h1><span id="state">loading…</span></header>
+        <header><a href="/">strapd</a><a href="/workout">workout</a><a id="profile-link" href="/profile">profile</a><h1>History</h1><span id="state">loading…</span></header>
         <p id="message" role="alert"></p>
         <ul id="workouts"></ul>
         <section id="detail" hidden>

@@ -13,12 +13,13 @@ public enum OpenAPIDocument {
  "info": {
   "title": "strapd-web",
   "version": "1.0.0",
-  "description": "strapd-web's HTTP API (docs/web.md). Every path needs the token: `Authorization: Bearer <token>` (scripts), or the session cookie a browser gets from the token URL. A POST with the cookie must also carry `Origin: http://<its Host>`; one with the bearer token may send no Origin, or ours. The Host header must be localhost, 127.0.0.1, [::1] or an --allow-host name. HEAD is answered like GET; another method on a path here is 405."
+  "description": "strapd-web's HTTP API (docs/web.md). Every path needs the token: `Authorization: Bearer <token>` (scripts), or the session cookie a browser gets from the token URL. A POST or PUT with the cookie must also carry `Origin: http://<its Host>`; one with the bearer token may send no Origin, or ours. The Host header must be localhost, 127.0.0.1, [::1] or an --allow-host name. HEAD is answered like GET; another method on a path here is 405."
  },
  "servers": [{"url": "http://127.0.0.1:8420"}],
  "security": [{"bearer": []}, {"session": []}],
  "paths": {
 \#(historyPaths)
+\#(profilePaths)
   "/api/status": {
    "get": {
     "operationId": "status",
@@ -169,6 +170,7 @@ public enum OpenAPIDocument {
  "components": {
   "schemas": {
 \#(historySchemas)
+\#(profileSchemas)
    "Error": {
     "type": "object",
     "required": ["error"],
@@ -386,11 +388,11 @@ public enum OpenAPIDocument {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E403": {
-    "description": "a Host header not on the allow-list; a POST from a foreign Origin, or with the cookie and no Origin; the read-only overlay token (it opens only the overlay and /events); or strapd's notAuthorized (strapd-web's user lacks the grant)",
+    "description": "a Host header not on the allow-list; a POST or PUT from a foreign Origin, or with the cookie and no Origin; the read-only overlay token (it opens only the overlay and /events); or strapd's notAuthorized (strapd-web's user lacks the grant)",
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E404": {
-    "description": "strapd's notFound or noData: no such session",
+    "description": "strapd's notFound or noData: no such session or workout; an athlete without a profile",
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E409": {
@@ -402,7 +404,7 @@ public enum OpenAPIDocument {
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E422": {
-    "description": "strapd's invalidOption: an unknown activityType or locationType, oversized metadata, a bad athlete name",
+    "description": "strapd's invalidOption: an unknown activityType or locationType, oversized metadata, a bad athlete name; a profile field that is unknown or breaks its rule",
     "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
    },
    "E500": {

@@ -40,6 +40,13 @@ public final class WebApp: Sendable {
         case ("/api/devices", true): return forward("devices.list")
         case ("/api/sessions", true): return openSessions()
         case ("/api/workouts", true): return HistoryAPI.list(link, limit: request.query("limit"))
+        case ("/api/profile", true): return ask("profile.get", ProfileAPI.athlete(request))
+        case ("/api/profile", false) where request.method == "PUT":
+            // The same path as the workout POSTs: WebSecurity has checked the Origin and the
+            // credentials (the overlay token never gets here), then the body's type and shape.
+            return control(request) { body throws(WorkoutAPI.RequestError) in
+                ("profile.set", try ProfileAPI.setParams(request, body: body))
+            }
         case (let path, true) where HistoryAPI.Route(path) != nil:
             switch HistoryAPI.Route(path)! {
             case .workout(let id): return HistoryAPI.workout(link, id: id)
@@ -61,12 +68,13 @@ public final class WebApp: Sendable {
         default: break
         }
         if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path)
-            ?? HistoryAssets.asset(at: request.path) {
+            ?? HistoryAssets.asset(at: request.path) ?? ProfileAssets.asset(at: request.path) {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
         if Self.endpoints.contains(request.path) || HistoryAPI.Route(request.path) != nil {
             // RFC 9110 requires a 405 to say what is allowed (schemathesis found it missing).
-            let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") ? "POST" : "GET, HEAD"
+            let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") ? "POST"
+                : request.path == ProfileAPI.path ? "GET, HEAD, PUT" : "GET, HEAD"
             var refusal = HTTPResponse.text(405, "\(request.method) is not allowed on \(request.path) (\(allowed) is)\n")
             refusal.headers.append(("Allow", allowed))
             return refusal
@@ -76,7 +84,7 @@ public final class WebApp: Sendable {
 
     /// Every path with an endpoint, for 405 on the other methods; OpenAPITests hold the
     /// OpenAPI document's paths to this list.
-    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path] + WorkoutAPI.paths + HistoryAPI.paths
+    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path, ProfileAPI.path] + WorkoutAPI.paths + HistoryAPI.paths
 
     /// A control request: its body checked and decoded, then one socket operation whose result
     /// is the answer. `WebSecurity` has already checked the origin and the credentials.
