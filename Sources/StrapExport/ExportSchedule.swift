@@ -74,7 +74,11 @@ struct ExportSchedule: Sendable {
         laps = tidy.isEmpty ? [start..<end] : tidy
         engineSession = workout.sessionID == nil ? nil : workout.summary
         powerZones = workout.summary["functionalThresholdPower"].flatMap { try? PowerZones(functionalThresholdPower: $0) }
-        engineLaps = workout.sessionID != nil && workout.laps.map({ $0.start..<$0.end }) == laps ? workout.laps.map(\.summary) : nil
+        // Compared bound by bound: a stored lap may be reversed (end before start), which a
+        // Range cannot hold.
+        let lapsAreTheEngines = workout.laps.count == laps.count
+            && zip(workout.laps, laps).allSatisfy { $0.start == $1.lowerBound && $0.end == $1.upperBound }
+        engineLaps = workout.sessionID != nil && lapsAreTheEngines ? workout.laps.map(\.summary) : nil
 
         let timer = Self.timer(workout)
         pauses = timer.pauses

@@ -11,7 +11,12 @@ extension LiveWorkoutBuilder {
         var w = Workout(activityType: session.configuration.activityType.rawValue,
                         locationType: session.configuration.locationType,
                         start: start, end: end, deviceIDs: session.deviceIDs, events: session.events,
-                        laps: stats.laps.map { Workout.Lap(start: $0.start, end: $0.end ?? end, summary: $0.figures.summary) },
+                        laps: stats.laps.map { lap in
+                            // A lap begun after the workout's end (lap pressed while paused, then
+                            // ended: the end is the pause) holds nothing: it is empty, at the end.
+                            let lapStart = min(lap.start, end)
+                            return Workout.Lap(start: lapStart, end: max(lapStart, min(lap.end ?? end, end)), summary: lap.figures.summary)
+                        },
                         summary: stats.totals.summary, metadata: session.configuration.metadata)
         w.sessionID = session.id
         w.athlete = session.configuration.athlete

@@ -112,6 +112,18 @@ import StrapModel
         }
     }
 
+    /// A stored lap that ends before it starts (strapd saved one for a lap taken while paused,
+    /// then ended, until the engine clamped it) is left out of the laps, not a trap.
+    @Test func aReversedLapIsTidiedAway() throws {
+        var w = Workout(activityType: "cycling", start: t0, end: t0 + 10_000, deviceIDs: [])
+        w.sessionID = UUID()
+        w.laps = [Workout.Lap(start: t0, end: t0 + 6_000, summary: [:]), Workout.Lap(start: t0 + 8_000, end: t0 + 6_000, summary: [:])]
+        let schedule = try ExportSchedule(w)
+        #expect(schedule.laps == [t0..<t0 + 6_000])
+        #expect(schedule.engineLaps == nil, "the laps are not the engine's any more: the export sums its own")
+        #expect(try seconds(w, [hr(t0 + 1_000, 100)]).count == 10)
+    }
+
     @Test func badWorkoutsAndOptionsAreTypedErrors() {
         let empty = Workout(activityType: "running", start: t0, end: t0, deviceIDs: [])
         #expect(throws: ExportError.self) { _ = try ExportStream(format: .fit, workout: empty, samples: SampleSource([])) }

@@ -79,6 +79,25 @@ import StrapModel
         #expect(e.add(W.hr(140, W.t0 + 13_000)) == b)
     }
 
+    /// A lap taken while paused, then the end: every lap of the saved workout lies inside it,
+    /// none ends before it starts (such a lap trapped the exports' range check, and with it
+    /// strapd at `workout.end` once power figures were added there).
+    @Test func aLapTakenWhilePausedStaysInsideTheWorkout() throws {
+        let f = EngineFixture()
+        let e = f.engine
+        let id = try e.start(WorkoutConfiguration(activityType: .cycling, deviceIDs: [W.strap.id]), connectedDevices: []).id
+        f.clock.now = W.t0 + 10_000
+        _ = try e.pause(id)
+        f.clock.now = W.t0 + 15_000
+        _ = try e.lap(id)
+        f.clock.now = W.t0 + 20_000
+        let w = try e.end(id)
+        #expect(w.laps.count == 2)
+        for lap in w.laps {
+            #expect(lap.start <= lap.end && lap.start >= w.start && lap.end <= w.end, "lap \(lap.start)…\(lap.end) in \(w.start)…\(w.end)")
+        }
+    }
+
     @Test func failedJournalWriteChangesNothing() throws {
         let f = EngineFixture()
         let e = f.engine
