@@ -9,25 +9,11 @@ public enum DashboardAssets {
     }
 
     public static func asset(at path: String) -> Asset? {
-        switch path {
-        case "/", "/index.html": Asset(type: "text/html; charset=utf-8", bytes: Array(index.utf8))
-        case "/app.js": Asset(type: "text/javascript; charset=utf-8", bytes: Array(script.utf8))
-        case "/app.css": Asset(type: "text/css; charset=utf-8", bytes: Array(style.utf8))
-        default: nil
-        }
+        PageShell.asset(path, paths: ["/", "/index.html"], files: "app", html: index, script: script, style: style)
     }
 
     static let index = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>strapd</title>
-        <link rel="stylesheet" href="/app.css">
-        <script src="/app.js" defer></script>
-        </head>
-        <body>
+        \(PageShell.head(title: "strapd", files: "app"))
         <header><h1>strapd</h1><a id="workout-link" href="/workout">workout</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><span id="state">connecting…</span></header>
         <main id="tiles"></main>
         </body>

@@ -5,25 +5,11 @@
 /// CSP has no inline script); every daemon-provided text goes in with `textContent`.
 public enum HistoryAssets {
     public static func asset(at path: String) -> DashboardAssets.Asset? {
-        switch path {
-        case "/history": .init(type: "text/html; charset=utf-8", bytes: Array(page.utf8))
-        case "/history.js": .init(type: "text/javascript; charset=utf-8", bytes: Array(script.utf8))
-        case "/history.css": .init(type: "text/css; charset=utf-8", bytes: Array(style.utf8))
-        default: nil
-        }
+        PageShell.asset(path, paths: ["/history"], files: "history", html: page, script: script, style: style)
     }
 
     static let page = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>strapd history</title>
-        <link rel="stylesheet" href="/history.css">
-        <script src="/history.js" defer></script>
-        </head>
-        <body>
+        \(PageShell.head(title: "strapd history", files: "history"))
         <header><a href="/">strapd</a><a href="/workout">workout</a><a id="profile-link" href="/profile">profile</a><h1>History</h1><span id="state">loading…</span></header>
         <p id="message" role="alert"></p>
         <ul id="workouts"></ul>

@@ -5,25 +5,11 @@
 /// or as an input's value.
 public enum ProfileAssets {
     public static func asset(at path: String) -> DashboardAssets.Asset? {
-        switch path {
-        case "/profile": .init(type: "text/html; charset=utf-8", bytes: Array(page.utf8))
-        case "/profile.js": .init(type: "text/javascript; charset=utf-8", bytes: Array(script.utf8))
-        case "/profile.css": .init(type: "text/css; charset=utf-8", bytes: Array(style.utf8))
-        default: nil
-        }
+        PageShell.asset(path, paths: ["/profile"], files: "profile", html: page, script: script, style: style)
     }
 
     static let page = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>strapd profile</title>
-        <link rel="stylesheet" href="/profile.css">
-        <script src="/profile.js" defer></script>
-        </head>
-        <body>
+        \(PageShell.head(title: "strapd profile", files: "profile"))
         <header><a href="/">strapd</a><a href="/workout">workout</a><a href="/history">history</a><h1>Profile</h1><span id="state">loading…</span></header>
         <p id="message" role="alert"></p>
         <h2 id="athlete"></h2>

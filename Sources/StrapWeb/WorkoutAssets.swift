@@ -5,12 +5,7 @@
 /// in with `textContent`.
 public enum WorkoutAssets {
     public static func asset(at path: String) -> DashboardAssets.Asset? {
-        switch path {
-        case "/workout": .init(type: "text/html; charset=utf-8", bytes: Array(page.utf8))
-        case "/workout.js": .init(type: "text/javascript; charset=utf-8", bytes: Array(script.utf8))
-        case "/workout.css": .init(type: "text/css; charset=utf-8", bytes: Array(style.utf8))
-        default: nil
-        }
+        PageShell.asset(path, paths: ["/workout"], files: "workout", html: page, script: script, style: style)
     }
 
     /// The activities offered first; strapd takes every HealthKit name (docs/workouts.md).
@@ -18,16 +13,7 @@ public enum WorkoutAssets {
                              "highIntensityIntervalTraining", "other"]
 
     static let page = """
-        <!DOCTYPE html>
-        <html lang="en">
-        <head>
-        <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>strapd workout</title>
-        <link rel="stylesheet" href="/workout.css">
-        <script src="/workout.js" defer></script>
-        </head>
-        <body>
+        \(PageShell.head(title: "strapd workout", files: "workout"))
         <header><a href="/">strapd</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><h1>Workout</h1><span id="state">connecting…</span></header>
         <p id="message" role="alert"></p>
         <section id="session" hidden>
