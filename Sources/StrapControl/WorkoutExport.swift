@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import StrapKit
 import StrapOS
 import StrapWire
 
@@ -148,44 +149,26 @@ enum ExportFailure: Error, CustomStringConvertible {
     }
 }
 
-/// Checks the chunks of one `workout.export` stream against its `ok` reply: each chunk starts
-/// where the previous one ended, and the total is the announced size.
+/// StrapKit's `WorkoutFileAssembler` with strapctl's failure type: the checks are StrapKit's.
 struct ExportAssembler {
-    let announced: Int
-    private(set) var received = 0
-    private(set) var chunks = 0
+    private var checks: WorkoutFileAssembler
+    var announced: Int { checks.announced }
+    var received: Int { checks.received }
+    var chunks: Int { checks.chunks }
 
     init(announced: Int64?) throws(ExportFailure) {
         guard let announced, announced >= 0 else { throw .stream("its ok reply gives no size") }
-        self.announced = Int(announced)
+        checks = WorkoutFileAssembler(announced: Int(announced))
     }
 
     /// The bytes of a `chunk` event's data `{"offset", "data": base64}`.
     mutating func accept(_ chunk: JSONObject) throws(ExportFailure) -> [UInt8] {
-        guard let offset = chunk.int("offset") else { throw .stream("chunk \(chunks + 1) has no offset") }
-        guard offset == Int64(received) else {
-            throw .stream("chunk \(chunks + 1) starts at byte \(offset), but \(received) bytes had arrived "
-                          + (offset > Int64(received) ? "(bytes missing)" : "(bytes repeated)"))
-        }
-        guard let text = chunk.string("data"), let data = Data(base64Encoded: text) else {
-            throw .stream("chunk \(chunks + 1) at byte \(offset) is not base64")
-        }
-        guard received + data.count <= announced else {
-            throw .stream("chunk \(chunks + 1) runs to byte \(received + data.count), past the \(announced) bytes announced")
-        }
-        received += data.count
-        chunks += 1
-        return [UInt8](data)
+        do { return try checks.accept(chunk) } catch { throw .stream(error.description) }
     }
 
     /// The `finished` event `{"bytes", "chunks"}`: everything announced arrived.
     func finish(_ data: JSONObject) throws(ExportFailure) {
-        guard received == announced else {
-            throw .stream("it ended after \(received) of the \(announced) bytes announced")
-        }
-        if let bytes = data.int("bytes"), bytes != Int64(received) {
-            throw .stream("strapd says it sent \(bytes) bytes, \(received) arrived")
-        }
+        do { try checks.finish(data) } catch { throw .stream(error.description) }
     }
 }
 

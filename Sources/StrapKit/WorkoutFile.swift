@@ -32,54 +32,85 @@ public struct WorkoutFile: Sendable {
 
         public struct AsyncIterator: AsyncIteratorProtocol {
             var events: RawEventStream.AsyncIterator
-            let byteCount: Int
-            var received = 0
+            var assembler: WorkoutFileAssembler
             var done = false
 
             public mutating func next() async throws -> [UInt8]? {
                 while !done {
                     guard let event = try await events.next() else {
-                        throw StrapKitError.malformedReply("the export ended after \(received) of \(byteCount) bytes without finished")
+                        throw StrapKitError.malformedReply("the export ended after \(assembler.received) of \(assembler.announced) bytes without finished")
                     }
-                    switch event.kind {
-                    case "chunk":
-                        return try accept(event.data)
-                    case "finished":
-                        done = true
-                        guard received == byteCount else {
-                            throw StrapKitError.malformedReply("the export finished after \(received) of the \(byteCount) bytes announced")
+                    do {
+                        switch event.kind {
+                        case "chunk":
+                            return try assembler.accept(event.data)
+                        case "finished":
+                            done = true
+                            try assembler.finish(event.data)
+                        case "cancelled":
+                            done = true
+                            throw StrapKitError.malformedReply("the export was cancelled after \(assembler.received) bytes")
+                        default:
+                            continue
                         }
-                    case "cancelled":
-                        done = true
-                        throw StrapKitError.malformedReply("the export was cancelled after \(received) bytes")
-                    default:
-                        continue
+                    } catch let error as WorkoutFileAssembler.Broken {
+                        throw StrapKitError.malformedReply(error.description)
                     }
                 }
                 return nil
             }
-
-            private mutating func accept(_ chunk: JSONObject) throws -> [UInt8] {
-                guard case .int(let offset)? = chunk["offset"], offset == Int64(received) else {
-                    throw StrapKitError.malformedReply("an export chunk at \(chunk["offset"].map { "\($0)" } ?? "no offset") after \(received) bytes")
-                }
-                guard case .string(let text)? = chunk["data"], let data = Data(base64Encoded: text) else {
-                    throw StrapKitError.malformedReply("the export chunk at byte \(offset) is not base64")
-                }
-                guard received + data.count <= byteCount else {
-                    throw StrapKitError.malformedReply("an export chunk runs past the \(byteCount) bytes announced")
-                }
-                received += data.count
-                return [UInt8](data)
-            }
         }
 
         public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(events: events.makeAsyncIterator(), byteCount: byteCount)
+            AsyncIterator(events: events.makeAsyncIterator(), assembler: WorkoutFileAssembler(announced: byteCount))
         }
 
         /// Asks strapd to stop producing chunks.
         public func cancel() { events.cancel() }
+    }
+}
+
+/// Checks one `workout.export` stream's chunks against the size its `ok` reply announced: each
+/// chunk starts where the previous one ended, and the total is that size. The one check of an
+/// export's bytes, for ``WorkoutFile/chunks`` and for strapctl's download.
+public struct WorkoutFileAssembler: Sendable {
+    /// Why the stream does not add up: missing, repeated or extra bytes, undecodable data.
+    public struct Broken: Error, CustomStringConvertible, Sendable {
+        public let description: String
+    }
+
+    public let announced: Int
+    public private(set) var received = 0
+    public private(set) var chunks = 0
+
+    public init(announced: Int) { self.announced = announced }
+
+    /// The bytes of a `chunk` event's data `{"offset", "data": base64}`.
+    public mutating func accept(_ chunk: JSONObject) throws(Broken) -> [UInt8] {
+        guard case .int(let offset)? = chunk["offset"] else { throw Broken(description: "chunk \(chunks + 1) has no offset") }
+        guard offset == Int64(received) else {
+            throw Broken(description: "chunk \(chunks + 1) starts at byte \(offset), but \(received) bytes had arrived "
+                         + (offset > Int64(received) ? "(bytes missing)" : "(bytes repeated)"))
+        }
+        guard case .string(let text)? = chunk["data"], let data = Data(base64Encoded: text) else {
+            throw Broken(description: "chunk \(chunks + 1) at byte \(offset) is not base64")
+        }
+        guard received + data.count <= announced else {
+            throw Broken(description: "chunk \(chunks + 1) runs to byte \(received + data.count), past the \(announced) bytes announced")
+        }
+        received += data.count
+        chunks += 1
+        return [UInt8](data)
+    }
+
+    /// The `finished` event's data `{"bytes", "chunks"}`: everything announced arrived.
+    public func finish(_ data: JSONObject) throws(Broken) {
+        guard received == announced else {
+            throw Broken(description: "it ended after \(received) of the \(announced) bytes announced")
+        }
+        if case .int(let bytes)? = data["bytes"], bytes != Int64(received) {
+            throw Broken(description: "strapd says it sent \(bytes) bytes, \(received) arrived")
+        }
     }
 }
 
