@@ -95,11 +95,9 @@ public final class BlueZClient: @unchecked Sendable {
     }
 
     private func emit(_ event: BlueZEvent) {
-        let called = observers
-        for (index, observer) in called.enumerated() {
-            // One that an earlier observer of this event removed is not called any more.
-            let present = index < observers.count && observers[index].id == observer.id || observers.contains { $0.id == observer.id }
-            if present { observer.handler(event) }
+        // One that an earlier observer of this event removed is not called any more.
+        for observer in observers where observers.contains(where: { $0.id == observer.id }) {
+            observer.handler(event)
         }
     }
 
