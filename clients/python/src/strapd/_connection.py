@@ -36,6 +36,11 @@ _HIGH_WATER = 20_000
 _LOW_WATER = 5_000
 
 
+def request_params(**values: Any) -> JSONObject:
+    """A request's parameters without those left unset (None): strapd's defaults apply."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
 def _encode(message: JSONObject) -> bytes:
     # allow_nan=False: NaN or an infinity is not JSON; refused here with a clear ValueError.
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False,

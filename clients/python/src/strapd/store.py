@@ -15,7 +15,7 @@ from datetime import date, timedelta
 from types import TracebackType
 from typing import Any, AsyncGenerator, Dict, Iterable, List, Mapping, Optional, Tuple, Type, Union
 
-from ._connection import Connection, JSONObject, RawEvent, StreamState
+from ._connection import Connection, JSONObject, RawEvent, StreamState, request_params
 from .errors import ConnectionClosed, ProtocolError, StrapdError, error_from_wire
 from .models import (AnchoredBatch, LiveEvent, MaximumHeartRate, Sample, SampleQueryResult,
                      Statistics, StatisticsCollection, TimeLike, WorkoutEvent, format_time,
@@ -40,8 +40,6 @@ def default_socket() -> str:
     return os.environ.get("STRAPD_SOCKET") or DEFAULT_SOCKET
 
 
-def _params(**values: Any) -> JSONObject:
-    return {k: v for k, v in values.items() if v is not None}
 
 
 def _types(types: Optional[Iterable[str]]) -> Optional[List[str]]:
@@ -173,14 +171,14 @@ class Store:
     async def samples(self, types: Optional[Iterable[str]] = None, *, predicate: Optional[Predicate] = None,
                       sort: str = "start", descending: bool = False, limit: Optional[int] = None) -> SampleQueryResult:
         """HKSampleQuery: samples matching ``predicate`` (and ``types``), sorted, limited."""
-        result = await self.request("samples.query", **_params(
+        result = await self.request("samples.query", **request_params(
             types=_types(types), predicate=predicate, sort=sort, descending=descending, limit=limit))
         return SampleQueryResult([Sample(o) for o in result.get("samples", [])], bool(result.get("truncated")))
 
     async def anchored_page(self, types: Optional[Iterable[str]] = None, *, anchor: int = 0,
                             predicate: Optional[Predicate] = None, limit: int = 1000) -> AnchoredBatch:
         """One page of an anchored query (HKAnchoredObjectQuery's ``result(for:)``)."""
-        result = await self.request("samples.anchored", **_params(
+        result = await self.request("samples.anchored", **request_params(
             types=_types(types), predicate=predicate, anchor=anchor, limit=limit))
         return anchored_page(result)
 
@@ -195,7 +193,7 @@ class Store:
         from catching up to live with no gap and no duplicate); items read together arrive as
         one batch. Save ``batch.anchor`` and pass it after a reconnect to continue exactly.
         """
-        params = _params(types=_types(types), predicate=predicate, anchor=anchor, limit=limit)
+        params = request_params(types=_types(types), predicate=predicate, anchor=anchor, limit=limit)
         if follow:
             return EventStream(lambda: self._open_stream("samples.anchored", dict(params, follow=True)),
                                anchored_events, anchored_first)
@@ -214,12 +212,12 @@ class Store:
              devices: Optional[Iterable[str]] = None) -> EventStream[LiveEvent]:
         """``live.subscribe``: samples as they are decoded (before they are stored), device and
         link changes; ``dropped`` says how many this client missed while it did not read."""
-        params = _params(types=_types(types), devices=None if devices is None else list(devices))
+        params = request_params(types=_types(types), devices=None if devices is None else list(devices))
         return EventStream(lambda: self._open_stream("live.subscribe", params), live_events)
 
     async def delete(self, uuids: Optional[Iterable[str]] = None, *, predicate: Optional[Predicate] = None) -> int:
         """``samples.delete`` by UUID or predicate (admin grant): how many were deleted."""
-        result = await self.request("samples.delete", **_params(
+        result = await self.request("samples.delete", **request_params(
             uuids=None if uuids is None else list(uuids), predicate=predicate))
         return int(result.get("deleted", 0))
 
@@ -228,7 +226,7 @@ class Store:
     async def statistics(self, type: str, options: Iterable[str], start: TimeLike, end: TimeLike, *,
                          predicate: Optional[Predicate] = None, workout: Optional[str] = None) -> Statistics:
         """HKStatisticsQuery over ``[start, end)``; :class:`~strapd.NoData` when nothing matched."""
-        result = await self.request("statistics.query", **_params(
+        result = await self.request("statistics.query", **request_params(
             type=type, options=_types(options), **{"from": format_time(start)}, to=format_time(end),
             predicate=predicate, workout=workout))
         return Statistics(result)
@@ -241,7 +239,7 @@ class Store:
         with None figures. strapd cuts a long collection below its reply size; the rest is
         asked for from ``next`` with the same anchor date, until nothing is left."""
         anchor_text = format_time(anchor_date if anchor_date is not None else start)
-        params = _params(type=type, options=_types(options), interval=interval_parameter(interval),
+        params = request_params(type=type, options=_types(options), interval=interval_parameter(interval),
                          anchorDate=anchor_text, to=format_time(end), timeZone=time_zone,
                          separateBySource=separate_by_source or None, predicate=predicate)
         statistics: List[Statistics] = []
@@ -265,7 +263,7 @@ class Store:
         again each time strapd sends intervals whose figures changed (at most once a second),
         with those intervals replaced. At most 10 000 intervals (strapd's bound)."""
         anchor_text = format_time(anchor_date if anchor_date is not None else start)
-        params = _params(type=type, options=_types(options), interval=interval_parameter(interval),
+        params = request_params(type=type, options=_types(options), interval=interval_parameter(interval),
                          anchorDate=anchor_text, to=format_time(end), timeZone=time_zone,
                          separateBySource=separate_by_source or None, predicate=predicate)
         held: Dict[str, Statistics] = {}
@@ -318,7 +316,7 @@ class Store:
     async def _create(self, op: str, activity_type: str, location_type: Optional[str],
                       devices: Optional[Iterable[str]], athlete: Optional[str],
                       metadata: Optional[Mapping[str, str]]) -> WorkoutSession:
-        result = await self.request(op, **_params(
+        result = await self.request(op, **request_params(
             activityType=activity_type, locationType=location_type,
             devices=None if devices is None else list(devices), athlete=athlete,
             metadata=None if metadata is None else dict(metadata)))
@@ -353,7 +351,7 @@ class Store:
     async def workouts(self, start: Optional[TimeLike] = None, end: Optional[TimeLike] = None,
                        limit: Optional[int] = None) -> WorkoutList:
         """``workout.list``: open sessions (oldest first) and saved workouts (newest first)."""
-        result = await self.request("workout.list", **_params(
+        result = await self.request("workout.list", **request_params(
             **{"from": None if start is None else format_time(start)},
             to=None if end is None else format_time(end), limit=limit))
         return WorkoutList(result)
@@ -361,7 +359,7 @@ class Store:
     async def hrv(self, workout: Optional[str] = None, *, start: Optional[TimeLike] = None,
                   end: Optional[TimeLike] = None, device: Optional[str] = None) -> JSONObject:
         """``workout.hrv``: time-domain HRV of a workout, an open session or a time range."""
-        return await self.request("workout.hrv", **_params(
+        return await self.request("workout.hrv", **request_params(
             workout=workout, **{"from": None if start is None else format_time(start)},
             to=None if end is None else format_time(end), device=device))
 

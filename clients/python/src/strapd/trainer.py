@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
-from ._connection import JSONObject
+from ._connection import JSONObject, request_params
 from .models import list_member, object_member
 
 if TYPE_CHECKING:
@@ -107,11 +107,7 @@ class Trainers:
 
     async def release(self, *, device: Optional[str] = None) -> Trainer:
         """Forgets the target; strapd resets the trainer if it may have left one on it."""
-        return Trainer(await self.store.request("trainer.release", **_present(device=device)))
+        return Trainer(await self.store.request("trainer.release", **request_params(device=device)))
 
     async def _set(self, device: Optional[str], **target: Optional[float]) -> Trainer:
-        return Trainer(await self.store.request("trainer.set", **_present(device=device, **target)))
-
-
-def _present(**values: Any) -> JSONObject:
-    return {k: v for k, v in values.items() if v is not None}
+        return Trainer(await self.store.request("trainer.set", **request_params(device=device, **target)))
