@@ -106,12 +106,17 @@ public struct BeatTimeline: Sendable {
         var beats: [Beat] = []
         beats.reserveCapacity(rrIntervals.count)
         var offset: Int64 = 0
+        var previous = start
         for (i, rr) in rrIntervals.enumerated() {
             offset += Int64(rr)
             // The step is spread over the packet, so no beat is ever placed before the one before it.
+            // In exact arithmetic; a step that takes back the whole packet can land one ulp early
+            // in floating point, so the order is also held explicitly.
             let share = sum == 0 ? 1 : Double(offset) / Double(sum)
-            beats.append(Beat(rrRaw: rr, time: start + Double(offset) / 1024 + step * share, arrival: arrival,
+            let time = max(previous, start + Double(offset) / 1024 + step * share)
+            beats.append(Beat(rrRaw: rr, time: time, arrival: arrival,
                               gapBefore: restart && lastBeat != nil && i == 0))
+            previous = time
         }
         lastBeat = beats[beats.count - 1].time
         restartPending = false

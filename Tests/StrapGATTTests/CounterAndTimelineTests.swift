@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import StrapGATT
 
@@ -137,5 +138,30 @@ import Testing
         let beats = t.append(rrIntervals: [0, 65535, 0], receivedAt: 100)
         #expect(beats.count == 3)
         #expect(zip(beats, beats.dropFirst()).allSatisfy { $0.time <= $1.time })
+    }
+
+    /// Found by the heart-rate fuzz (Tests/Fixtures/gatt/fuzz-beats-went-back.bin): a step that
+    /// took back a whole 2-tick packet, start + 2/1024 − 2/1024 with start just under 32 s,
+    /// rounded to one ulp before the beat before it. Replayed as the fuzz entry point reads it.
+    @Test func aStepTakingBackTheWholePacketDoesNotGoBackInTime() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../Fixtures/gatt/fuzz-beats-went-back.bin")
+        let input = [UInt8](try Data(contentsOf: url))
+        var t = BeatTimeline()
+        var time = 0.0, previous = -Double.infinity, i = 0, beats = 0
+        while i < input.count {
+            // A length octet (mod 40), then the packet; its first octet / 64 s advance the clock.
+            let end = min(input.count, i + 1 + Int(input[i]) % 40)
+            let packet = Array(input[(i + 1)..<end])
+            i = end
+            time += Double(packet.first ?? 0) / 64
+            guard let rr = (try? HeartRateMeasurement.decode(packet))?.rrIntervals else { continue }
+            for beat in t.append(rrIntervals: rr, receivedAt: time) {
+                #expect(beat.time >= previous, "beat at \(beat.time) after \(previous)")
+                previous = beat.time
+                beats += 1
+            }
+        }
+        #expect(beats > 10)
     }
 }
