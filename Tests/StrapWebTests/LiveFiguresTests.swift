@@ -1,4 +1,5 @@
 import Testing
+import StrapKit
 import StrapModel
 import StrapWeb
 import StrapWire
@@ -75,6 +76,64 @@ import StrapWire
                                                  device: other))
         #expect(Self.double(f?["lastRR"]) == 500)
         #expect(f?["rmssd"] == nil, "one interval of its own has no difference: \(String(describing: f))")
+    }
+
+    /// Rule: strapd-web's /events carries strapd's samples with the figures added, through a
+    /// real strapd --simulate=3 (HR, CSC, RSC): a heart rate's zone is the one the default
+    /// athlete's zones (set here: 50…90 % of 200 bpm) give its value, a heartbeat series' last
+    /// RR is its last two beats' difference, a speed's km/h is 3.6 × its value and a running
+    /// speed's pace 1000 / its value; cadences carry none.
+    @Test func theRelayedSamplesCarryTheFigures() async throws {
+        let web = try WebHarness(sensors: 3)
+        defer { web.stop() }
+        let store = StrapStore(socket: web.socket)
+        defer { store.close() }
+        _ = try await store.request("profile.set", ["profile": .object([
+            "maximumHeartRate": .int(200),
+            "heartRateZones": .object(["method": .string("percentMaxHR"), "bounds": .array([50, 60, 70, 80, 90, 100].map { .int($0) })]),
+        ])])
+        let (port, host, bearer) = (web.port, web.host, web.bearer)
+        let wanted: Set<String> = ["heartRate", "heartbeatSeries", "cyclingSpeed", "runningSpeed"]
+        // Read until every wanted type has come with figures: the zones reach the relay within its 5 s refresh.
+        let events = try await WorkoutAPITests.onThread {
+            try RawHTTP.exchange(port: port, path: "/events", host: host, headers: [bearer], timeout: 30) { body in
+                Set(Self.withFigures(body).map(\.type)).isSuperset(of: wanted)
+            }
+        }
+        let samples = Self.withFigures(events.body)
+        #expect(Set(samples.map(\.type)).isSuperset(of: wanted), "types with figures: \(Set(samples.map(\.type)))")
+        for (type, sample, f) in samples {
+            let value = Self.double(sample["value"]) ?? .nan
+            switch type {
+            case "heartRate":
+                let zone = [100.0, 120, 140, 160, 180].filter { value >= $0 }.count
+                #expect(f == ["zone": .int(Int64(zone))], "\(value) bpm: \(f)")
+            case "heartbeatSeries":
+                guard case .array(let beats)? = sample["beats"] else { Issue.record("a series without beats"); continue }
+                let seconds = beats.compactMap { Self.double($0) }
+                let last = ((seconds.last ?? 0) - (seconds.count > 1 ? seconds[seconds.count - 2] : 0)) * 1000
+                #expect(abs((Self.double(f["lastRR"]) ?? .nan) - last) < 1e-6, "beats \(seconds): \(f)")
+                if let rmssd = Self.double(f["rmssd"]) { #expect(rmssd >= 0 && rmssd.isFinite) }
+            case "cyclingSpeed", "runningSpeed":
+                #expect(abs((Self.double(f["kilometresPerHour"]) ?? .nan) - value * 3.6) < 1e-9, "\(value) m/s: \(f)")
+                if type == "runningSpeed" && value > 0 {
+                    #expect(abs((Self.double(f["secondsPerKilometre"]) ?? .nan) - 1000 / value) < 1e-9, "\(value) m/s: \(f)")
+                } else {
+                    #expect(f["secondsPerKilometre"] == nil, "\(type) \(value) m/s: \(f)")
+                }
+            default:
+                Issue.record("\(type) carries figures: \(f)")
+            }
+        }
+    }
+
+    /// The `sample` frames of an /events body that carry figures.
+    static func withFigures(_ body: String) -> [(type: String, sample: JSONObject, figures: JSONObject)] {
+        OverlayTests.frames(body).compactMap { frame in
+            guard frame.event == "sample", case .object(let o)? = try? JSONParser.parse(Array(frame.data.utf8)),
+                  let type = WorkoutAPITests.string(o["type"]), let f = WorkoutAPITests.object(o["figures"]) else { return nil }
+            return (type, o, f)
+        }
     }
 
     /// Rule: a speed is also given in km/h; a running speed above 0 also as a pace in seconds
