@@ -149,6 +149,13 @@ enum WebIdle {
         guard let cpu1 = DaemonFootprint.cpuSeconds(pid), let hwm = DaemonFootprint.statusKiB(pid, "VmHWM:"),
               let rss = DaemonFootprint.statusKiB(pid, "VmRSS:") else { throw DaemonFootprint.failure("strapd-web exited", log: rig.webLog) }
         let elapsed = DecodeBench.now() - t0
+        // Heap and stacks against mapped files (the binary, libmicrohttpd, libc): what a smaller
+        // footprint would have to cut.
+        if let anon = DaemonFootprint.anonKiB(pid), let all = DaemonFootprint.rssKiB(pid) {
+            print(String(format: "  web idle: smaps_rollup Rss %.1f MB = anonymous %.1f MB + files %.1f MB; %d threads",
+                         Double(all) / 1024, Double(anon) / 1024, Double(all - anon) / 1024,
+                         threads(pid) ?? -1))
+        }
         let share = (cpu1 - cpu0) / elapsed * 100
         let events = client.eventCount
         print(String(format: "  web idle: %d s, one dashboard stream (%d events): VmHWM %.1f MB, VmRSS %.1f MB, smaps_rollup Rss max %.1f MB, CPU %.2f s (%.3f %% of a core)",
@@ -159,5 +166,12 @@ enum WebIdle {
             BenchFigure(section: section, name: "strapd-web VmRSS, one dashboard stream", unit: "MB", ours: Double(rss) / 1024, higherIsBetter: false),
             BenchFigure(section: section, name: "strapd-web CPU share, one dashboard stream", unit: "% of one core", ours: share, higherIsBetter: false),
         ]
+    }
+
+    /// `Threads:` of /proc/PID/status (tab-separated, no unit, unlike the kB lines).
+    static func threads(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Threads:") }) else { return nil }
+        return line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) }
     }
 }
