@@ -14,7 +14,7 @@ help:
 	@echo "make torture   the store's crash/corruption tests at full counts (STRAP_TORTURE=1)"
 	@echo "make demo      the main job: see README (with strapd-web's dashboard; DEMO_WEB_PORT, default 0: a free port)"
 	@echo "make demo-mqtt strapd publishing to a throwaway mosquitto, watched with mosquitto_sub -v"
-	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
+	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all; web: strapd-web)"
 	@echo "make bench-bleak  strapd beside the lab's bleak + SQLite logger on this host (mock BlueZ, no VM); BLEAK_SECS"
 	@echo "make bench-notification  callgrind's instructions and allocations per BlueZ notification (mock BlueZ); NOTE_SECS"
 	@echo "make deb       the Debian packages of HEAD, lintian-checked: .build/deb/strapd{,-web}_<version>_<arch>.deb (docs/packaging.md)"
@@ -40,17 +40,22 @@ torture: deps
 	$(SWIFT) build --build-tests
 	STRAP_TORTURE=1 $(SWIFT) test --skip-build --disable-xctest --filter StrapStoreTests
 
-# The benchmark is its own package (Benchmarks/, depending on this one by path); the strapd it
-# measures is the --static-swift-stdlib one `make install` ships, built here and put next to
-# strap-bench as strapd-shipped. Results go to bench-results.json at the top.
+# The benchmark is its own package (Benchmarks/, depending on this one by path); the strapd and
+# strapd-web it measures are the --static-swift-stdlib ones `make install` ships, built here and
+# put next to strap-bench as strapd-shipped and strapd-web-shipped. The web section's first
+# contentful paint runs in the browser tests' venv (.build/web-venv). Results go to
+# bench-results.json at the top.
 BENCH_BIN = Benchmarks/.build/release
 BENCH_SECTIONS ?= all
 bench:
 	@scripts/deps.sh bench test
 	@scripts/pyvenv.sh
+	@scripts/pyvenv.sh .build/web-venv Tests/Fixtures/web/requirements.txt
 	$(SWIFT) build -c release --static-swift-stdlib --product strapd
+	$(SWIFT) build -c release --static-swift-stdlib --product strapd-web
 	$(SWIFT) build --package-path Benchmarks -c release --product strap-bench
 	cp .build/release/strapd $(BENCH_BIN)/strapd-shipped
+	cp .build/release/strapd-web $(BENCH_BIN)/strapd-web-shipped
 	$(BENCH_BIN)/strap-bench $(BENCH_SECTIONS)
 
 # docs/benchmarks.md, "The floors, in the VM and on the host".

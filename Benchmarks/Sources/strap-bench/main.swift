@@ -12,6 +12,7 @@ let sections: [any BenchSection.Type] = [
     SoakBench.self,
     StoreBench.self,
     TrainerBench.self,
+    WebBench.self,
     WorkoutsBench.self,
 ]
 
