@@ -29,26 +29,26 @@ public enum CaptureFormat {
     /// notification on the ingest thread, and building it from strings (fields, quoting,
     /// joining) was an eighth of strapd's CPU in the lab's profile (docs/benchmarks.md).
     public static func append(_ event: SensorEvent, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"t":""#.utf8)
+        out.appendLiteral(#"{"t":""#)
         RFC3339Timestamp.append(millisecondsSinceEpoch: event.time.wall, into: &out)
         // Microseconds are plenty for receive times and survive any JSON reader's doubles.
-        out.append(contentsOf: #"","mono":"#.utf8)
+        out.appendLiteral(#"","mono":"#)
         appendMicros(event.time.monotonic, into: &out)
-        out.append(contentsOf: #","device":"#.utf8)
+        out.appendLiteral(#","device":"#)
         appendQuoted(event.address, into: &out)
         switch event {
         case let .notification(_, c, value, _), let .read(_, c, value, _):
             out.append(contentsOf: (event.isRead ? #","event":"read","characteristic":""# : #","event":"notification","characteristic":""#).utf8)
             appendHex(UInt8(c.rawValue >> 8), into: &out)
             appendHex(UInt8(c.rawValue & 0xFF), into: &out)
-            out.append(contentsOf: #"","hex":""#.utf8)
+            out.appendLiteral(#"","hex":""#)
             for b in value { appendHex(b, into: &out) }
             out.append(UInt8(ascii: "\""))
         case let .linkUp(_, name, _):
-            out.append(contentsOf: #","event":"linkUp","name":"#.utf8)
+            out.appendLiteral(#","event":"linkUp","name":"#)
             appendQuoted(name, into: &out)
         case let .linkDown(_, reason, _):
-            out.append(contentsOf: #","event":"linkDown","reason":"#.utf8)
+            out.appendLiteral(#","event":"linkDown","reason":"#)
             appendQuoted(reason, into: &out)
         }
         out.append(UInt8(ascii: "}"))
@@ -88,7 +88,7 @@ public enum CaptureFormat {
     }
 
     static func appendMicros(_ seconds: Double, into out: inout [UInt8]) {
-        guard seconds.isFinite else { out.append(contentsOf: "0.000000".utf8); return }
+        guard seconds.isFinite else { out.appendLiteral("0.000000"); return }
         let total = Int64((abs(seconds) * 1_000_000).rounded())
         if seconds < 0 && total > 0 { out.append(UInt8(ascii: "-")) }
         appendDecimal(UInt64(total / 1_000_000), into: &out)

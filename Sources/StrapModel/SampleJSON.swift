@@ -9,43 +9,43 @@ public enum SampleJSON {
     /// their UUID (which the store derives from the anchor).
     public static func append(_ s: Sample, durable: Bool = true, into out: inout [UInt8]) {
         if durable {
-            out.append(contentsOf: #"{"uuid":""#.utf8)
+            out.appendLiteral(#"{"uuid":""#)
             out.append(contentsOf: s.uuid.uuidString.utf8)
-            out.append(contentsOf: #"","anchor":"#.utf8)
+            out.appendLiteral(#"","anchor":"#)
             out.append(contentsOf: String(s.anchor).utf8)
-            out.append(contentsOf: #","type":""#.utf8)
+            out.appendLiteral(#","type":""#)
         } else {
-            out.append(contentsOf: #"{"type":""#.utf8)
+            out.appendLiteral(#"{"type":""#)
         }
         out.append(contentsOf: s.type.rawValue.utf8)
         out.append(UInt8(ascii: "\""))
         if s.type == .heartbeatSeries {
-            out.append(contentsOf: #","beats":["#.utf8)
+            out.appendLiteral(#","beats":["#)
             for (i, b) in s.beats.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONWriter.write(.double(b), into: &out)
             }
             out.append(UInt8(ascii: "]"))
         } else {
-            out.append(contentsOf: #","value":"#.utf8)
+            out.appendLiteral(#","value":"#)
             JSONWriter.write(.double(s.value), into: &out)
         }
-        out.append(contentsOf: #","unit":"#.utf8)
+        out.appendLiteral(#","unit":"#)
         JSONWriter.writeString(s.type.unit, into: &out)
-        out.append(contentsOf: #","start":""#.utf8)
+        out.appendLiteral(#","start":""#)
         RFC3339Timestamp.append(millisecondsSinceEpoch: s.start, into: &out)
-        out.append(contentsOf: #"","end":""#.utf8)
+        out.appendLiteral(#"","end":""#)
         RFC3339Timestamp.append(millisecondsSinceEpoch: s.end, into: &out)
-        out.append(contentsOf: #"","device":"#.utf8)
+        out.appendLiteral(#"","device":"#)
         appendDevice(s.device, into: &out)
-        out.append(contentsOf: #","metadata":{"#.utf8)
+        out.appendLiteral(#","metadata":{"#)
         for (i, key) in s.metadata.keys.sorted().enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             JSONWriter.writeString(key, into: &out)
             out.append(UInt8(ascii: ":"))
             JSONWriter.writeString(s.metadata[key]!, into: &out)
         }
-        out.append(contentsOf: "}}".utf8)
+        out.appendLiteral("}}")
     }
 
     public static func bytes(_ s: Sample, durable: Bool = true) -> [UInt8] {
@@ -60,11 +60,11 @@ public enum SampleJSON {
     }
 
     public static func append(_ d: DeletedObject, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"uuid":""#.utf8)
+        out.appendLiteral(#"{"uuid":""#)
         out.append(contentsOf: d.uuid.uuidString.utf8)
-        out.append(contentsOf: #"","anchor":"#.utf8)
+        out.appendLiteral(#"","anchor":"#)
         out.append(contentsOf: String(d.anchor).utf8)
-        out.append(contentsOf: #","type":"#.utf8)
+        out.appendLiteral(#","type":"#)
         switch d.type {
         case .workout: JSONWriter.writeString("workout", into: &out)
         case .quantity(let q): JSONWriter.writeString(q.rawValue, into: &out)

@@ -6,7 +6,7 @@ public enum Reply {
     /// `{"id":..,"ok":true,"result":{..}}`
     public static func success(id: RequestID, result: JSONObject = JSONObject()) -> [UInt8] {
         var out = prefix(id: id)
-        out.append(contentsOf: #","ok":true,"result":"#.utf8)
+        out.appendLiteral(#","ok":true,"result":"#)
         JSONWriter.write(.object(result), into: &out)
         return finish(&out)
     }
@@ -15,7 +15,7 @@ public enum Reply {
     /// results straight to bytes). `resultJSON` must be one JSON object without newlines.
     public static func success(id: RequestID, resultJSON: some Sequence<UInt8>) -> [UInt8] {
         var out = prefix(id: id)
-        out.append(contentsOf: #","ok":true,"result":"#.utf8)
+        out.appendLiteral(#","ok":true,"result":"#)
         out.append(contentsOf: resultJSON)
         return finish(&out)
     }
@@ -24,14 +24,14 @@ public enum Reply {
     /// (a request whose id could not be read). Extra `data` goes inside `error`.
     public static func failure(id: RequestID?, error: WireError) -> [UInt8] {
         var out: [UInt8] = []
-        out.append(contentsOf: #"{"id":"#.utf8)
+        out.appendLiteral(#"{"id":"#)
         JSONWriter.write(id?.json ?? .null, into: &out)
-        out.append(contentsOf: #","ok":false,"error":{"code":"#.utf8)
+        out.appendLiteral(#","ok":false,"error":{"code":"#)
         JSONWriter.writeString(error.code.rawValue, into: &out)
-        out.append(contentsOf: #","message":"#.utf8)
+        out.appendLiteral(#","message":"#)
         JSONWriter.writeString(error.message, into: &out)
         if let data = error.data {
-            out.append(contentsOf: #","data":"#.utf8)
+            out.appendLiteral(#","data":"#)
             JSONWriter.write(.object(data), into: &out)
         }
         out.append(UInt8(ascii: "}"))
@@ -45,9 +45,9 @@ public enum Reply {
     /// `{"id":..,"event":"..","data":{..}}`
     public static func event(id: RequestID, kind: String, data: JSONObject = JSONObject()) -> [UInt8] {
         var out = prefix(id: id)
-        out.append(contentsOf: #","event":"#.utf8)
+        out.appendLiteral(#","event":"#)
         JSONWriter.writeString(kind, into: &out)
-        out.append(contentsOf: #","data":"#.utf8)
+        out.appendLiteral(#","data":"#)
         JSONWriter.write(.object(data), into: &out)
         return finish(&out)
     }
@@ -62,15 +62,15 @@ public enum Reply {
 
     /// Appends an event line for `id` to `out` (many events, one buffer).
     public static func appendEvent(id: RequestID, kind: String, dataJSON: some Sequence<UInt8>, into out: inout [UInt8]) {
-        out.append(contentsOf: #"{"id":"#.utf8)
+        out.appendLiteral(#"{"id":"#)
         JSONWriter.write(id.json, into: &out)
         appendEvent(kind: kind, dataJSON: dataJSON, into: &out)
     }
 
     private static func appendEvent(kind: String, dataJSON: some Sequence<UInt8>, into out: inout [UInt8]) {
-        out.append(contentsOf: #","event":"#.utf8)
+        out.appendLiteral(#","event":"#)
         JSONWriter.writeString(kind, into: &out)
-        out.append(contentsOf: #","data":"#.utf8)
+        out.appendLiteral(#","data":"#)
         out.append(contentsOf: dataJSON)
         out.append(contentsOf: "}\n".utf8)
     }
@@ -78,7 +78,7 @@ public enum Reply {
     private static func prefix(id: RequestID) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64)
-        out.append(contentsOf: #"{"id":"#.utf8)
+        out.appendLiteral(#"{"id":"#)
         JSONWriter.write(id.json, into: &out)
         return out
     }
