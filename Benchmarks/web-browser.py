@@ -19,11 +19,9 @@ import sys
 import tempfile
 import time
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+# The browser tests' Chromium, started one way (Tests/Fixtures/web/dashboard.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "Fixtures", "web"))
+from dashboard import browser  # noqa: E402
 
 FCP = """
 const e = performance.getEntriesByName('first-contentful-paint');
@@ -47,17 +45,6 @@ new MutationObserver((records) => {
   }
 }).observe(document, {subtree: true, childList: true, characterData: true});
 """
-
-
-def browser(profile):
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
-                "--window-size=1000,700", "--user-data-dir=" + profile, "--no-first-run",
-                "--disable-background-networking", "--disable-component-update"):
-        options.add_argument(arg)
-    service = Service(executable_path=CHROMEDRIVER, log_output=os.path.join(profile, "chromedriver.log"))
-    return webdriver.Chrome(options=options, service=service)
 
 
 def dom(driver, url, seconds):

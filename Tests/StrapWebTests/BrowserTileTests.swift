@@ -22,12 +22,7 @@ extension BrowserTests {
     @Test func theTilesShowZoneRRSpeedCadenceAndPaceThatStrapdSent() async throws {
         let web = try WebHarness(sensors: 3)
         defer { web.stop() }
-        let store = StrapStore(socket: web.socket)
-        defer { store.close() }
-        _ = try await store.request("profile.set", ["profile": .object([
-            "maximumHeartRate": .int(200),
-            "heartRateZones": .object(["method": .string("percentMaxHR"), "bounds": .array(Self.zonePercents.map { .int(Int64($0)) })]),
-        ])])
+        try await LiveFiguresTests.setZones(web, percentOf200: Self.zonePercents)
         let addresses = try await Self.addressesByName(web)
         let hr = try #require(addresses.keys.first { $0.hasPrefix("Sim HR") }, "\(addresses)")
         let csc = try #require(addresses.keys.first { $0.hasPrefix("Sim CSC") }, "\(addresses)")

@@ -78,6 +78,16 @@ import StrapWire
         #expect(f?["rmssd"] == nil, "one interval of its own has no difference: \(String(describing: f))")
     }
 
+    /// The default athlete's zones as percentages of a 200 bpm maximum, through strapd.
+    static func setZones(_ web: WebHarness, percentOf200 bounds: [Int]) async throws {
+        let store = StrapStore(socket: web.socket)
+        defer { store.close() }
+        _ = try await store.request("profile.set", ["profile": .object([
+            "maximumHeartRate": .int(200),
+            "heartRateZones": .object(["method": .string("percentMaxHR"), "bounds": .array(bounds.map { .int(Int64($0)) })]),
+        ])])
+    }
+
     /// Rule: strapd-web's /events carries strapd's samples with the figures added, through a
     /// real strapd --simulate=3 (HR, CSC, RSC): a heart rate's zone is the one the default
     /// athlete's zones (set here: 50…90 % of 200 bpm) give its value, a heartbeat series' last
@@ -86,12 +96,7 @@ import StrapWire
     @Test func theRelayedSamplesCarryTheFigures() async throws {
         let web = try WebHarness(sensors: 3)
         defer { web.stop() }
-        let store = StrapStore(socket: web.socket)
-        defer { store.close() }
-        _ = try await store.request("profile.set", ["profile": .object([
-            "maximumHeartRate": .int(200),
-            "heartRateZones": .object(["method": .string("percentMaxHR"), "bounds": .array([50, 60, 70, 80, 90, 100].map { .int($0) })]),
-        ])])
+        try await Self.setZones(web, percentOf200: [50, 60, 70, 80, 90, 100])
         let (port, host, bearer) = (web.port, web.host, web.bearer)
         let wanted: Set<String> = ["heartRate", "heartbeatSeries", "cyclingSpeed", "runningSpeed"]
         // Read until every wanted type has come with figures: the zones reach the relay within its 5 s refresh.
