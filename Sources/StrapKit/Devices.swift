@@ -86,10 +86,15 @@ extension StrapStore {
         return found
     }
 
-    /// Runs `command` on the device at `address` and returns once strapd completed it
-    /// (`notFound` for a device strapd does not know, `badRequest` for an address that is none).
-    public func deviceCommand(_ command: DeviceCommand, address: String) async throws {
-        _ = try await request(command.op, ["address": .string(address)])
+    /// Runs `command` on the device at `address` and returns once strapd completed it, with the
+    /// address as strapd spells it (upper case) (`notFound` for a device strapd does not know,
+    /// `badRequest` for an address that is none).
+    @discardableResult
+    public func deviceCommand(_ command: DeviceCommand, address: String) async throws -> String {
+        guard let done = try await request(command.op, ["address": .string(address)]).string("address") else {
+            throw StrapKitError.malformedReply("\(command.op) without the address")
+        }
+        return done
     }
 
     /// Pairs (bonds) with the device and marks it trusted (`devices.pair`).

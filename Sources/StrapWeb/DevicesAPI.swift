@@ -17,7 +17,7 @@ enum DevicesAPI {
     /// sensor that advertises (they do every second or faster), and the bound stays under
     /// what an HTTP client waits by default.
     static let defaultScanSeconds = 5.0
-    static let maximumScanSeconds = 8.0
+    static let maximumScanSeconds = 5.0
 
     /// The commands the page offers, by the path's last component.
     static let commands: [String: DeviceCommand] = ["pair": .pair, "forget": .forget]
@@ -64,8 +64,8 @@ enum DevicesAPI {
     /// strapd's answer to a device command, `{"address", "action"}` as the socket gives it.
     static func command(_ link: DaemonLink, _ command: DeviceCommand, address: String) -> HTTPResponse {
         answer { () throws(DaemonLinkError) -> JSONObject in
-            try link.run(command.op) { store in try await store.deviceCommand(command, address: address) }
-            return ["address": .string(address), "action": .string(command.rawValue)]
+            let done = try link.run(command.op) { store in try await store.deviceCommand(command, address: address) }
+            return ["address": .string(done), "action": .string(command.rawValue)]
         }
     }
 

@@ -22,7 +22,7 @@ extension OpenAPIDocument {
     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanRequest"}}}},
     "responses": {
      "200": {"description": "the devices found", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ScanResult"}}}},
-     "400": {"description": "the body is not a JSON object, or its timeout is not a number in (0, 8]", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+     "400": {"description": "the body is not a JSON object, or its timeout is not a number in (0, 5]", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
      "409": {"description": "strapd's busy: another client's scan is running (one adapter-wide discovery)", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
      "503": {"description": "strapd's unavailable: no Bluetooth adapter, bluetoothd not running", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
      \#(refusals(401, 403, 413, 415, 500, 501, 502, 504))
@@ -70,9 +70,9 @@ extension OpenAPIDocument {
    "ScanRequest": {
     "type": "object",
     "additionalProperties": true,
-    "description": "Members not listed are ignored.",
+    "description": "Members not listed are ignored; a null timeout is taken as absent.",
     "properties": {
-     "timeout": {"type": "number", "exclusiveMinimum": true, "minimum": 0, "maximum": 8, "description": "seconds, default 5; the answer comes when the scan ends"}
+     "timeout": {"type": "number", "nullable": true, "exclusiveMinimum": true, "minimum": 0, "maximum": 5, "description": "seconds, default 5; the answer comes when the scan ends"}
     }
    },
    "ScanResult": {

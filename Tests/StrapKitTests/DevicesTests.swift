@@ -46,6 +46,7 @@ import Testing
         let address = h.identities[0].address
         #expect(try await store.deviceAddresses().contains(address))
         try await store.pairDevice(address)
+        #expect(try await store.deviceCommand(.resetEnergy, address: address.lowercased()) == address, "strapd's spelling")
         guard case .bool(true)? = try await store.request("devices.info", ["address": .string(address)])["paired"] else {
             Issue.record("devices.info does not say paired after pairDevice")
             return
