@@ -17,7 +17,7 @@ help:
 	@echo "make bench     strap-bench (the Benchmarks/ package), release build; BENCH_SECTIONS=... (default all)"
 	@echo "make bench-bleak  strapd beside the lab's bleak + SQLite logger on this host (mock BlueZ, no VM); BLEAK_SECS"
 	@echo "make bench-notification  callgrind's instructions and allocations per BlueZ notification (mock BlueZ); NOTE_SECS"
-	@echo "make deb       the Debian package of HEAD, lintian-checked: .build/deb/strapd_<version>_<arch>.deb (docs/packaging.md)"
+	@echo "make deb       the Debian packages of HEAD, lintian-checked: .build/deb/strapd{,-web}_<version>_<arch>.deb (docs/packaging.md)"
 	@echo "make fuzz      libFuzzer on every decoder family, FUZZ_SECONDS each"
 	@echo "make lab       the end-to-end lab, every scenario (root; docs/testing.md)"
 	@echo "make lab-powercut  power cuts of the lab VM, POWERCUT_CUTS per sync mode (default 20), prints the table (root)"

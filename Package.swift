@@ -104,7 +104,7 @@ let package = Package(
                                                     "StrapSimulator", "StrapGATT", "StrapOS", "StrapSystem", "StrapWire",
                                                     "StrapConfig", "StrapBluetooth", "StrapMQTT", "StrapMQTTProtocol", "StrapTrainer"]),
         // strapd-web's HTTP side (docs/web.md): a StrapKit client, never a second socket client.
-        .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "StrapOS", "CMicroHTTPD", "CSystemd", "CShims"]),
+        .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "StrapExport", "StrapOS", "CMicroHTTPD", "CSystemd", "CShims"]),
 
         // Layer 6: executables and their testable command logic.
         .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout),
@@ -146,7 +146,7 @@ let package = Package(
                                                      "StrapIngest", "StrapSimulator", "StrapSystem"]),
         .testTarget(name: "StrapTrainerTests", dependencies: ["StrapTrainer", "StrapGATT", "StrapModel"]),
         // strapd-web over HTTP in front of a real strapd --simulate (both binaries as children).
-        .testTarget(name: "StrapWebTests", dependencies: ["StrapWeb", "StrapKit", "StrapWire", "strapd-web", "strapd", "strapctl"]),
+        .testTarget(name: "StrapWebTests", dependencies: ["StrapWeb", "StrapKit", "StrapWire", "StrapModel", "strapd-web", "strapd", "strapctl"]),
         .testTarget(name: "StrapWorkoutTests", dependencies: ["StrapWorkout", "StrapModel", "StrapStore", "StrapIngest", "StrapGATT",
                                                          "StrapSimulator"]),
         .target(name: "ThirdPartyReaders", path: "Tests/ThirdPartyReaders"),

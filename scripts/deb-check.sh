@@ -22,30 +22,44 @@ rc=${PIPESTATUS[0]}
 check build-and-lintian "$([ "$rc" -eq 0 ] && echo OK || echo FAIL)" "$(grep -E '^deb: ' "$dir/check.log" | grep -v lintian | sed 's/^deb: //' | paste -sd';')"
 version=$(sed -n 's/.*static let version = "\([^"]*\)".*/\1/p' Sources/StrapDaemon/Daemon.swift)
 deb=$dir/strapd_${version}_$(dpkg --print-architecture).deb
-if [ ! -f "$deb" ]; then
-	check package-exists FAIL "no $deb"
-	echo "deb: $passed passed, $failed failed"
-	exit 1
-fi
+webdeb=$dir/strapd-web_${version}_$(dpkg --print-architecture).deb
+for d in "$deb" "$webdeb"; do
+	if [ ! -f "$d" ]; then
+		check package-exists FAIL "no $d"
+		echo "deb: $passed passed, $failed failed"
+		exit 1
+	fi
+done
 
-contents=$(dpkg-deb -c "$deb" | awk '{print $NF}')
-missing=
-for f in usr/bin/strapd usr/bin/strapctl usr/bin/strapd-web lib/systemd/system/strapd.service lib/systemd/system/strapd.socket \
-	lib/systemd/system/strapd-web.service lib/systemd/system/strapd-web.socket usr/share/man/man1/strapd-web.1.gz \
+# Each package's files, and none of the other's: strapd-web (and its HTTP library) is a
+# package of its own, so a headless recorder installs no web server.
+files_of() { # DEB FILE...: the FILEs missing from DEB
+	local contents f missing=
+	contents=$(dpkg-deb -c "$1" | awk '{print $NF}'); shift
+	for f in "$@"; do grep -qx "\./$f" <<< "$contents" || missing+=" $f"; done
+	echo "$missing"
+}
+missing=$(files_of "$deb" usr/bin/strapd usr/bin/strapctl lib/systemd/system/strapd.service lib/systemd/system/strapd.socket \
 	usr/lib/sysusers.d/strapd.conf usr/lib/tmpfiles.d/strapd.conf lib/udev/rules.d/60-strapd.rules \
 	etc/strapd/strapd.conf usr/share/man/man1/strapctl.1.gz usr/share/man/man5/strapd.conf.5.gz \
-	usr/share/man/man8/strapd.8.gz usr/share/doc/strapd/copyright usr/share/doc/strapd/changelog.gz; do
-	grep -qx "\./$f" <<< "$contents" || missing+=" $f"
-done
-check files "$([ -z "$missing" ] && echo OK || echo FAIL)" "${missing:+missing:$missing}"
+	usr/share/man/man8/strapd.8.gz usr/share/doc/strapd/copyright usr/share/doc/strapd/changelog.gz)
+webmissing=$(files_of "$webdeb" usr/bin/strapd-web lib/systemd/system/strapd-web.service lib/systemd/system/strapd-web.socket \
+	usr/share/man/man1/strapd-web.1.gz usr/share/doc/strapd-web/copyright usr/share/doc/strapd-web/changelog.gz)
+stray=$(dpkg-deb -c "$deb" | awk '{print $NF}' | grep -E 'strapd-web(\.1\.gz|\.service|\.socket)?$' | paste -sd' ')
+check files "$([ -z "$missing$webmissing$stray" ] && echo OK || echo FAIL)" \
+	"${missing:+strapd misses:$missing; }${webmissing:+strapd-web misses:$webmissing; }${stray:+strapd has strapd-web files: $stray}"
 conffiles=$(dpkg-deb -I "$deb" conffiles 2>&1)
 check conffile "$([ "$conffiles" = /etc/strapd/strapd.conf ] && echo OK || echo FAIL)" "conffiles: $(echo "$conffiles" | paste -sd' ')"
 field() { dpkg-deb -f "$deb" "$1"; }
 depends=$(field Depends)
 check control "$([ "$(field Version)" = "$version" ] && [ "$(field Package)" = strapd ] &&
-	grep -q 'systemd,' <<< "$depends" && grep -q libsystemd0 <<< "$depends" && grep -q libmicrohttpd12 <<< "$depends" &&
+	grep -q 'systemd,' <<< "$depends" && grep -q libsystemd0 <<< "$depends" && ! grep -q libmicrohttpd <<< "$depends" &&
 	! grep -qi swift <<< "$depends" && echo OK || echo FAIL)" \
 	"Version $(field Version), Depends: $depends"
+webdepends=$(dpkg-deb -f "$webdeb" Depends)
+check web-control "$([ "$(dpkg-deb -f "$webdeb" Version)" = "$version" ] && grep -q "strapd (= $version)" <<< "$webdepends" &&
+	grep -q libmicrohttpd12 <<< "$webdepends" && ! grep -qi swift <<< "$webdepends" && echo OK || echo FAIL)" \
+	"strapd-web Depends: $webdepends"
 
 # The maintainer scripts' order and rules (docs/packaging.md "Maintainer scripts").
 postinst=$(dpkg-deb -I "$deb" postinst)
@@ -54,6 +68,7 @@ dirs=$(grep -n 'systemd-tmpfiles' <<< "$postinst" | head -1 | cut -d: -f1)
 check postinst "$([ -n "$users" ] && [ -n "$dirs" ] && [ "$users" -lt "$dirs" ] &&
 	grep -q "enable 'strapd.service'" <<< "$postinst" && grep -q "_dh_action=restart" <<< "$postinst" && echo OK || echo FAIL)" \
 	"sysusers at line ${users:-none}, tmpfiles at ${dirs:-none}; enables and (re)starts the service"
+postinst=$(dpkg-deb -I "$webdeb" postinst)
 # strapd-web is installed, not enabled (docs/web.md, "Under systemd"). dh_installsystemd
 # --no-enable still writes an enable, but only inside `debian-installed` (an upgrade) and
 # `was-enabled` (the administrator had enabled it): a first install enables nothing.
@@ -68,12 +83,14 @@ check prerm-stops-on-remove-only "$(grep -q '"$1" = remove' <<< "$prerm" && ! gr
 postrm=$(dpkg-deb -I "$deb" postrm)
 check postrm-purge-only "$(awk '/^purge\)/{p=1} p&&/rm -rf \/var\/lib\/strapd/{print; exit}' <<< "$postrm" | grep -q . && echo OK || echo FAIL)" \
 	"rm -rf /var/lib/strapd under purge) only"
-check postrm-purges-web-state "$(awk '/^purge\)/{p=1} p&&/rm -rf \/var\/lib\/strapd-web \/var\/lib\/private\/strapd-web/{print; exit}' <<< "$postrm" | grep -q . && echo OK || echo FAIL)" \
+webpostrm=$(dpkg-deb -I "$webdeb" postrm)
+check postrm-purges-web-state "$(awk '/^purge\)/{p=1} p&&/rm -rf \/var\/lib\/strapd-web \/var\/lib\/private\/strapd-web/{print; exit}' <<< "$webpostrm" | grep -q . && echo OK || echo FAIL)" \
 	"strapd-web's token goes with a purge, through its DynamicUser= symlink and the private directory"
 
 # The packaged binaries run without the Swift toolchain and search no private library path.
 T=$(mktemp -d)
 dpkg-deb -x "$deb" "$T"
+dpkg-deb -x "$webdeb" "$T"
 needed=$(readelf -d "$T/usr/bin/strapd" "$T/usr/bin/strapctl" "$T/usr/bin/strapd-web")
 check binaries "$(! grep -qE 'RUNPATH|RPATH|libswift|libFoundation' <<< "$needed" &&
 	[ "$(env -i PATH=/usr/bin:/bin "$T/usr/bin/strapd" --version 2>&1 | grep -c "$version")" -ge 1 ] && echo OK || echo FAIL)" \

@@ -5,8 +5,9 @@
 #   scripts/deb.sh [REF]     REF: a commit, tag or branch (default HEAD)
 #
 # DEB_DIR: where the snapshot, its release build and the .deb go (default .build/deb). The
-# package is strapd_<version>_<arch>.deb there, <version> being Daemon.version. A .deb already
-# built from the same commit is reused (DEB_REBUILD=1 builds it again).
+# packages are strapd_<version>_<arch>.deb and strapd-web_<version>_<arch>.deb there (a commit
+# before the split, such as 0.1.0, has only the first), <version> being Daemon.version. Packages
+# already built from the same commit are reused (DEB_REBUILD=1 builds them again).
 # Exit: 0 built and lintian-clean, 1 failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,8 +35,12 @@ if [ "$version" != "$changelog_version" ]; then
 	exit 1
 fi
 deb=$dir/strapd_${version}_$(dpkg --print-architecture).deb
+# strapd-web is a binary package of its own, built from the same source in the same run, since
+# the split after 0.1.0 (which shipped no strapd-web).
+webdeb=
+grep -qx 'Package: strapd-web' "$src/debian/control" && webdeb=$dir/strapd-web_${version}_$(dpkg --print-architecture).deb
 
-if [ "${DEB_REBUILD:-0}" != 1 ] && [ -f "$deb" ] && [ "$(cat "$dir/built-from" 2>/dev/null)" = "$commit" ]; then
+if [ "${DEB_REBUILD:-0}" != 1 ] && [ -f "$deb" ] && { [ -z "$webdeb" ] || [ -f "$webdeb" ]; } && [ "$(cat "$dir/built-from" 2>/dev/null)" = "$commit" ]; then
 	echo "deb: $deb already built from $short"
 else
 	rm -f "$dir/built-from"
@@ -63,7 +68,8 @@ else
 fi
 
 echo "$deb" > "$dir/built-deb"
+echo "$webdeb" > "$dir/built-web-deb"
 
-# Errors and warnings fail; the overrides in debian/strapd.lintian-overrides say why each is there.
-lintian --fail-on error,warning --info "$deb"
-echo "deb: lintian: no errors, no warnings ($(basename "$deb"))"
+# Errors and warnings fail.
+lintian --fail-on error,warning --info "$deb" ${webdeb:+"$webdeb"}
+echo "deb: lintian: no errors, no warnings ($(basename "$deb")${webdeb:+, $(basename "$webdeb")})"

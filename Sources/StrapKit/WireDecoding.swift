@@ -88,6 +88,16 @@ struct WireDecoder {
     }
 }
 
+extension Sample {
+    /// A sample in the protocol's shape (docs/protocol.md *Shapes*): a `live.subscribe`
+    /// event's data, which ``StrapStore/rawStream(_:_:)`` hands over as JSON. A live sample has
+    /// no `uuid` or `anchor` yet (`UUID.unassigned`, 0).
+    public init(protocolObject o: JSONObject) throws(StrapKitError) {
+        var decoder = WireDecoder()
+        self = try decoder.sample(o)
+    }
+}
+
 extension JSONObject {
     func string(_ key: String) -> String? { if case .string(let s)? = self[key] { s } else { nil } }
     func int(_ key: String) -> Int64? { if case .int(let i)? = self[key] { i } else { nil } }

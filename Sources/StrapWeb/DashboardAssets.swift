@@ -31,15 +31,32 @@ public enum DashboardAssets {
         .tile { background: #222; border-radius: 0.5em; padding: 1em; }
         .tile.down { opacity: 0.5; }
         .name { font-weight: bold; overflow-wrap: anywhere; }
+        .reading { display: flex; align-items: baseline; gap: 0.4em; }
         .hr { font-size: 3em; font-variant-numeric: tabular-nums; }
+        .zone { font-weight: bold; }
+        .figures { display: grid; grid-template-columns: auto 1fr; gap: 0.1em 0.6em; margin: 0.4em 0; }
+        .figures [hidden] { display: none; }
+        .figure { display: contents; }
+        .figure .value { font-variant-numeric: tabular-nums; font-size: 1.3em; }
+        .figure .unit { white-space: nowrap; }
         .meta { color: #aaa; font-size: 0.9em; }
 
-        """
+        """ + zoneStyle
+
+    /// The overlay's zone colours, so a zone looks the same on both pages.
+    static let zoneStyle = OverlayPage.zoneColours.enumerated().map { zone, colour in
+        ".z\(zone) .hr, .z\(zone) .zone { color: \(colour); }\n"
+    }.joined()
 
     static let script = """
         'use strict';
-        // Tiles by device address; every text goes in through textContent.
+        // Tiles by device address; every text goes in through textContent. The figures beside a
+        // sample's value (zone, RR, RMSSD, km/h, pace) come worked out from strapd-web, as the
+        // sample's `figures`: this script formats them and computes none.
         const tiles = new Map();
+        // The rows a tile may show, in order: [key, label, unit].
+        const rows = [['rr', 'RR', 'ms'], ['rmssd', 'RMSSD', 'ms (1 min)'], ['speed', 'speed', 'km/h'],
+                      ['cadence', 'cadence', 'rpm'], ['pace', 'pace', 'min/km']];
 
         function tile(address, name) {
           let t = tiles.get(address);
@@ -48,18 +65,87 @@ public enum DashboardAssets {
             root.className = 'tile';
             const title = document.createElement('div');
             title.className = 'name';
+            const reading = document.createElement('div');
+            reading.className = 'reading';
             const hr = document.createElement('div');
             hr.className = 'hr';
             hr.textContent = '–';
+            const zone = document.createElement('span');
+            zone.className = 'zone';
+            reading.append(hr, zone);
+            const figures = document.createElement('div');
+            figures.className = 'figures';
+            const values = {};
+            for (const [key, label, unit] of rows) {
+              const row = document.createElement('div');
+              row.className = 'figure';
+              row.dataset.figure = key;
+              row.hidden = true;
+              const l = document.createElement('span');
+              l.className = 'label';
+              l.textContent = label;
+              const v = document.createElement('span');
+              const value = document.createElement('span');
+              value.className = 'value';
+              const u = document.createElement('span');
+              u.className = 'unit';
+              u.textContent = ' ' + unit;
+              v.append(value, u);
+              row.append(l, v);
+              figures.append(row);
+              values[key] = { row, value, unit: u };
+            }
             const meta = document.createElement('div');
             meta.className = 'meta';
-            root.append(title, hr, meta);
+            root.append(title, reading, figures, meta);
             document.getElementById('tiles').append(root);
-            t = { root, title, hr, meta };
+            t = { root, title, reading, hr, zone, values, meta };
             tiles.set(address, t);
           }
           if (name) t.title.textContent = name;
           return t;
+        }
+
+        function show(t, key, text, unit) {
+          const v = t.values[key];
+          v.value.textContent = text;
+          if (unit) v.unit.textContent = ' ' + unit;
+          v.row.hidden = false;
+        }
+
+        const number = (x) => typeof x === 'number' && Number.isFinite(x);
+
+        function pace(secondsPerKilometre) {
+          const s = Math.round(secondsPerKilometre);
+          return Math.floor(s / 60) + ':' + String(s % 60).padStart(2, '0');
+        }
+
+        function showSample(s) {
+          const t = tile(s.device.address, s.device.name);
+          const f = (s.figures && typeof s.figures === 'object') ? s.figures : {};
+          switch (s.type) {
+            case 'heartRate':
+              t.hr.textContent = String(Math.round(s.value));
+              // No zone figure: strapd's default athlete has no zones (or this is no reading).
+              t.reading.className = 'reading' + (Number.isInteger(f.zone) ? ' z' + f.zone : '');
+              t.zone.textContent = Number.isInteger(f.zone) && f.zone > 0 ? 'Z' + f.zone : '';
+              break;
+            case 'heartbeatSeries':
+              if (number(f.lastRR)) show(t, 'rr', String(Math.round(f.lastRR)));
+              if (number(f.rmssd)) show(t, 'rmssd', String(Math.round(f.rmssd)));
+              break;
+            case 'cyclingSpeed':
+            case 'runningSpeed':
+              if (number(f.kilometresPerHour)) show(t, 'speed', f.kilometresPerHour.toFixed(1));
+              if (number(f.secondsPerKilometre)) show(t, 'pace', pace(f.secondsPerKilometre));
+              break;
+            case 'cyclingCadence':
+              if (number(s.value)) show(t, 'cadence', String(Math.round(s.value)), 'rpm');
+              break;
+            case 'runningCadence':
+              if (number(s.value)) show(t, 'cadence', String(Math.round(s.value)), '/min');
+              break;
+          }
         }
 
         function showDevice(d) {
@@ -85,8 +171,8 @@ public enum DashboardAssets {
           events.onerror = () => { state.textContent = 'reconnecting…'; };
           events.addEventListener('sample', (e) => {
             const s = JSON.parse(e.data);
-            if (s.type !== 'heartRate' || !s.device) return;
-            tile(s.device.address, s.device.name).hr.textContent = String(Math.round(s.value));
+            if (!s.device || typeof s.device.address !== 'string') return;
+            showSample(s);
           });
           events.addEventListener('link', () => { loadDevices().catch(() => {}); });
           events.addEventListener('device', () => { loadDevices().catch(() => {}); });

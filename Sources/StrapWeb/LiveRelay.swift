@@ -4,7 +4,9 @@ import Synchronization
 
 /// strapd's live stream (`live.subscribe`, through StrapKit) held once and handed to every
 /// Server-Sent Events client, however many there are: strapd sees one subscriber. It also
-/// keeps each device's last heart rate for `/metrics`, which strapd's status does not carry.
+/// keeps each device's last heart rate for `/metrics`, which strapd's status does not carry,
+/// and adds the dashboard's figures (`LiveFigures`: zone, RR and RMSSD, km/h, pace) to the
+/// samples it relays, worked out once here rather than in every browser.
 public final class LiveRelay: Sendable {
     /// The last heart rate of a device, from its latest live sample.
     public struct HeartRate: Sendable, Equatable {
@@ -23,10 +25,15 @@ public final class LiveRelay: Sendable {
         var overlays: Set<Int> = []
         var nextID = 0
         var heartRates: [String: HeartRate] = [:]
+        var figures = LiveFigures()
         var subscribed = false
         var stopped = false
     }
     private let state = Mutex(State())
+
+    /// How often the default athlete's zones are read again: a profile changed (on the
+    /// profile page or with strapctl) colours the tiles by its new zones within this.
+    public static let zonesRefresh = Duration.seconds(5)
 
     public init() {}
 
@@ -59,6 +66,20 @@ public final class LiveRelay: Sendable {
                     // As above; a strapd without workout.watch (protocol 1.0) is asked again each second.
                 }
                 try? await Task.sleep(for: .seconds(1))
+            }
+        }
+        Task.detached { [self] in
+            while !state.withLock({ $0.stopped }) {
+                do {
+                    let zones = AthleteZones.zones(profileReply: try await link.store.request("profile.get", [:]))
+                    state.withLock { $0.figures.zones = zones }
+                } catch let refusal as StrapKitError where refusal.code != nil {
+                    // strapd answered (no profile: noData): heart rates have no zone.
+                    state.withLock { $0.figures.zones = nil }
+                } catch {
+                    // strapd away: the zones it gave last still hold.
+                }
+                try? await Task.sleep(for: Self.zonesRefresh)
             }
         }
     }
@@ -98,6 +119,16 @@ public final class LiveRelay: Sendable {
     }
 
     func publish(_ event: RawEvent) {
+        var event = event
+        if event.kind == "sample" {
+            if let figures = state.withLock({ $0.figures.figures(for: event.data) }) {
+                var data = event.data
+                data["figures"] = .object(figures)
+                event = RawEvent(kind: event.kind, data: data)
+            }
+        } else if event.kind == "link", case .bool(false)? = event.data["up"], case .string(let address)? = event.data["address"] {
+            state.withLock { $0.figures.forget(address: address) }
+        }
         if event.kind == "sample", case .string("heartRate")? = event.data["type"], case .object(let device)? = event.data["device"],
            case .string(let address)? = device["address"] {
             let value: Double? = switch event.data["value"] {

@@ -94,10 +94,7 @@ public enum OverlayPage {
         let byMaximum = { (max: Int) in [50, 60, 70, 80, 90].map { ($0 * max + 50) / 100 } }
         if let max = o.maxHeartRate { return byMaximum(max) }
         guard let reply = try? link.request("profile.get", ["athlete": .string(o.athlete)]),
-              case .object(let fields)? = reply["profile"],
-              let profile = try? JSONDecoder().decode(AthleteProfile.self, from: Data(JSONWriter.bytes(.object(fields)))),
-              let zones = try? HeartRateZones(profile: profile, on: CalendarDate(utcMillis: Millis(Date().timeIntervalSince1970 * 1000))),
-              zones.bpm.prefix(5).allSatisfy({ $0.isFinite && $0 > 0 && $0 < 400 }) else {
+              let zones = AthleteZones.zones(profileReply: reply) else {
             return byMaximum(Options.defaultMaximum)
         }
         return zones.bpm.prefix(5).map { Int($0.rounded()) }

@@ -175,7 +175,7 @@ import StrapWire
 
 /// Runs `Tests/Fixtures/web/dashboard.py` and reads its JSON report.
 enum Browser {
-    enum Mode: String { case live, hostile, relayed }
+    enum Mode: String { case live, hostile, relayed, figures }
 
     struct Failure: Error, CustomStringConvertible {
         let description: String

@@ -60,6 +60,9 @@ if [ -f debian/control ]; then
 	# stop the other scenarios: daemon-systemd-deb then fails on the missing /host/deb.
 	if scripts/deb.sh > "$DIR/deb.log" 2>&1; then
 		mkdir -p "$DIR/deb" && cp "$(cat .build/deb/built-deb)" "$DIR/deb/"
+		# strapd-web's package beside it (daemon-systemd-deb installs both).
+		web=$(cat .build/deb/built-web-deb 2>/dev/null || true)
+		[ -z "$web" ] || cp "$web" "$DIR/deb/"
 		echo "stage-binaries: $(ls "$DIR/deb")"
 	else
 		tail -n 5 "$DIR/deb.log"; echo "stage-binaries: scripts/deb.sh failed; no package staged ($DIR/deb.log)"

@@ -12,6 +12,10 @@ strapd's own numbers beside the page's.
                                                     browser; how the page renders it
     dashboard.py relayed URL SCREENSHOT NAME        the same for a device strapd itself calls
                                                     NAME (a replayed capture), nothing replaced
+    dashboard.py figures URL SCREENSHOT NAME=KEYS... each tile's figures (zone, RR, RMSSD,
+                                                    speed, cadence, pace) once tile NAME shows
+                                                    every row in KEYS (comma-separated; "zone":
+                                                    a zone class on its heart rate)
 
 The driver's path is given (Service(executable_path=...)), so Selenium Manager never runs and
 nothing is downloaded. --no-sandbox because the tests run as root, where Chromium's sandbox
@@ -79,6 +83,21 @@ return Array.from(document.querySelectorAll('#tiles .tile')).map((t) => ({
   hr: t.querySelector('.hr').textContent,
   meta: t.querySelector('.meta').textContent,
 }));
+"""
+
+# Each tile's figures as shown: the heart rate's zone class and label, and every figure row
+# with whether it is shown, its value and its unit.
+READ_FIGURES = """
+return Array.from(document.querySelectorAll('#tiles .tile')).map((t) => {
+  const figures = {};
+  for (const row of t.querySelectorAll('.figure')) {
+    figures[row.dataset.figure] = {shown: !row.hidden, value: row.querySelector('.value').textContent,
+                                   unit: row.querySelector('.unit').textContent.trim()};
+  }
+  return {name: t.querySelector('.name').textContent, hr: t.querySelector('.hr').textContent,
+          readingClass: t.querySelector('.reading').className, zone: t.querySelector('.zone').textContent,
+          figures};
+});
 """
 
 
@@ -161,6 +180,30 @@ def hostile(driver, url, screenshot, name, rename):
             "consoleErrors": console_errors(driver)}
 
 
+def figures(driver, url, screenshot, wanted):
+    """Waits until each named tile shows its wanted rows, then reads every tile's figures."""
+    driver.get(url)
+    needs = {}
+    for item in wanted:
+        name, keys = item.rsplit("=", 1)
+        needs[name] = keys.split(",")
+
+    def has(tile, key):
+        if key == "zone":
+            return any(c.startswith("z") and c[1:].isdigit() for c in tile["readingClass"].split())
+        return tile["figures"].get(key, {}).get("shown", False)
+
+    deadline = time.monotonic() + POLL_SECONDS
+    while True:
+        tiles = driver.execute_script(READ_FIGURES)
+        by_name = {t["name"]: t for t in tiles}
+        done = all(n in by_name and all(has(by_name[n], k) for k in keys) for n, keys in needs.items())
+        if done or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    return {"tiles": tiles, "screenshot": driver.save_screenshot(screenshot), "consoleErrors": console_errors(driver)}
+
+
 def report_from_browser(script, screenshot, body):
     """Runs body(driver) in a fresh headless Chromium with a profile of its own and prints the
     JSON report it returns: the one way every script here uses the browser. The script ends
@@ -194,6 +237,8 @@ def main():
     mode, url, screenshot, *rest = sys.argv[1:]
     if mode == "live":
         report_from_browser("dashboard.py", screenshot, lambda driver: live(driver, url, screenshot, rest))
+    elif mode == "figures":
+        report_from_browser("dashboard.py", screenshot, lambda driver: figures(driver, url, screenshot, rest))
     else:
         report_from_browser("dashboard.py", screenshot,
                             lambda driver: hostile(driver, url, screenshot, rest[0], rename=mode == "hostile"))

@@ -102,6 +102,48 @@ check group-member-reads "$([ $src = 0 ] && case $out in *'"added"'*) true ;; *)
 	"labreader ($(id -Gn labreader)): exit $src, $(echo "$out" | head -c 160)"
 out=$(runuser -u labother -- "$STRAPCTL" --socket "$STRAPD_SOCKET" status 2>&1); src=$?
 check outsider-refused "$([ $src = 4 ] && echo OK || echo FAIL)" "labother ($(id -Gn labother)): exit $src, $out"
+if [ "$FROM" = deb ]; then
+	# strapd-web from its own package, under systemd as shipped: installed off, then enabled by
+	# the administrator; socket-activated on 127.0.0.1:8420, DynamicUser=, reading strapd
+	# through the group the unit adds (docs/web.md, "Under systemd").
+	webdeb=$(ls /host/deb/strapd-web_*.deb 2>/dev/null | head -1)
+	if [ -z "$webdeb" ]; then
+		check web-package-installed-off FAIL "no /host/deb/strapd-web_*.deb (stage-binaries.sh stages it)"
+	else
+		dpkg -i "$webdeb" > "$OUT/dpkg-web.log" 2>&1; wrc=$?
+		wst=$(systemctl is-enabled strapd-web.service strapd-web.socket 2>&1 | paste -sd' ')
+		wact=$(systemctl is-active strapd-web.service strapd-web.socket 2>&1 | paste -sd' ')
+		check web-package-installed-off "$([ $wrc = 0 ] && [ "$wst" = "disabled disabled" ] && [ "$wact" = "inactive inactive" ] && echo OK || echo FAIL)" \
+			"dpkg -i $(basename "$webdeb"): exit $wrc; enabled: $wst; active: $wact; $(tail -n 1 "$OUT/dpkg-web.log" | head -c 160)"
+		systemctl enable --now strapd-web.service > "$OUT/web-enable.log" 2>&1
+		# The token and URL file appear once strapd-web has started (the enable starts it).
+		n=30; url=
+		while [ $n -gt 0 ]; do url=$(/usr/bin/strapctl web url 2>/dev/null) && [ -n "$url" ] && break; sleep 1; n=$((n - 1)); done
+		# python3 is in the image (Bumble); urllib is a real HTTP client over strapd-web.socket.
+		web=$(python3 - "$url" <<'PY' 2>&1
+import re, sys, urllib.request
+url = sys.argv[1]
+token = re.search(r"token=([0-9a-f]+)", url).group(1)
+base = url.split("/?")[0].rstrip("/")
+def get(path):
+    req = urllib.request.Request(base + path, headers={"Authorization": "Bearer " + token})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return r.status, r.read().decode()
+status, page = get("/")
+mstatus, metrics = get("/metrics")
+up = "strapd_up 1" in metrics.splitlines()
+stored = [l for l in metrics.splitlines() if l.startswith('strapd_samples_total{type="heartRate"}')]
+print(f"dashboard {status} {'strapd' in page}; metrics {mstatus} up={up} {stored[:1]}")
+PY
+)
+		pid=$(systemctl show -p MainPID --value strapd-web.service)
+		wuser=$(ps -o user= -p "$pid" 2>/dev/null | tr -d ' ')
+		check web-under-systemd "$(case $web in *'dashboard 200 True; metrics 200 up=True ['*'heartRate'*) true ;; *) false ;; esac &&
+			[ -n "$wuser" ] && [ "$wuser" != root ] && echo OK || echo FAIL)" \
+			"url: ${url:-none}; $web; strapd-web pid ${pid:-?} runs as ${wuser:-?}"
+		journalctl -u strapd-web.service -u strapd-web.socket --no-pager -o short-monotonic > "$OUT/strapd-web.log"
+	fi
+fi
 journalctl -u strapd.service -u strapd.socket --no-pager -o short-monotonic > "$OUT/strapd.log"
 journalctl -u bluetooth.service --no-pager -o short-monotonic > "$OUT/bluetoothd.log"
 exit $rc
