@@ -141,15 +141,18 @@ public enum DevicesAssets {
           }
           b.disabled = true;
           $('state').textContent = action + '…';
+          let outcome;
           try {
             await call('POST', '/api/devices/' + encodeURIComponent(address) + '/' + action);
             say('');
-            $('state').textContent = (action === 'pair' ? 'paired ' : 'forgot ') + address;
+            outcome = (action === 'pair' ? 'paired ' : 'forgot ') + address;
           } catch (e) {
-            $('state').textContent = action + ' failed';
+            outcome = action + ' failed';
             say(e.message);
           }
+          // The outcome shows once the list is strapd's again, never beside the old list.
           await loadDevices().catch((e) => say(e.message));
+          $('state').textContent = outcome;
         }
 
         document.addEventListener('DOMContentLoaded', () => {
