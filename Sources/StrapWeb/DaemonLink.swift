@@ -33,7 +33,9 @@ public final class DaemonLink: Sendable {
     }
 
     /// Any StrapKit call (`what` names it in a timeout's message), made synchronous the same way.
-    public func run<T: Sendable>(_ what: String, _ call: @escaping @Sendable (StrapStore) async throws -> T) throws(DaemonLinkError) -> T {
+    /// `longer` seconds are added to the deadline for a call that takes time by design (a scan).
+    public func run<T: Sendable>(_ what: String, longer: Double = 0,
+                                 _ call: @escaping @Sendable (StrapStore) async throws -> T) throws(DaemonLinkError) -> T {
         let outcome = Mutex<Result<T, DaemonLinkError>?>(nil)
         let done = DispatchSemaphore(value: 0)
         let store = store
@@ -49,9 +51,9 @@ public final class DaemonLink: Sendable {
             outcome.withLock { $0 = result }
             done.signal()
         }
-        if done.wait(timeout: .now() + timeout) == .timedOut {
+        if done.wait(timeout: .now() + timeout + longer) == .timedOut {
             task.cancel()
-            throw .timedOut(op: what, seconds: timeout)
+            throw .timedOut(op: what, seconds: timeout + longer)
         }
         return try outcome.withLock { $0! }.get()
     }

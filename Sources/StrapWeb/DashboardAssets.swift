@@ -14,7 +14,7 @@ public enum DashboardAssets {
 
     static let index = """
         \(PageShell.head(title: "strapd", files: "app"))
-        <header><h1>strapd</h1><a id="workout-link" href="/workout">workout</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><span id="state">connecting…</span></header>
+        <header><h1>strapd</h1><a id="workout-link" href="/workout">workout</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><a id="devices-link" href="/devices">devices</a><span id="state">connecting…</span></header>
         <main id="tiles"></main>
         </body>
         </html>

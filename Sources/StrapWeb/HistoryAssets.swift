@@ -10,7 +10,7 @@ public enum HistoryAssets {
 
     static let page = """
         \(PageShell.head(title: "strapd history", files: "history"))
-        <header><a href="/">strapd</a><a href="/workout">workout</a><a id="profile-link" href="/profile">profile</a><h1>History</h1><span id="state">loading…</span></header>
+        <header><a href="/">strapd</a><a href="/workout">workout</a><a id="profile-link" href="/profile">profile</a><a href="/devices">devices</a><h1>History</h1><span id="state">loading…</span></header>
         <p id="message" role="alert"></p>
         <ul id="workouts"></ul>
         <section id="detail" hidden>

@@ -20,6 +20,7 @@ public enum OpenAPIDocument {
  "paths": {
 \#(historyPaths)
 \#(profilePaths)
+\#(devicesPaths)
   "/api/status": {
    "get": {
     "operationId": "status",
@@ -171,6 +172,7 @@ public enum OpenAPIDocument {
   "schemas": {
 \#(historySchemas)
 \#(profileSchemas)
+\#(devicesSchemas)
    "Error": {
     "type": "object",
     "required": ["error"],

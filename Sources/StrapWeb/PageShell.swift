@@ -1,4 +1,4 @@
-/// What the compiled-in pages (dashboard, workout, history, profile) share: each is an HTML
+/// What the compiled-in pages (dashboard, workout, history, profile, devices) share: each is an HTML
 /// document with a stylesheet and a deferred script in files of their own, named after the page
 /// (the CSP allows no inline script or style), served from memory.
 enum PageShell {

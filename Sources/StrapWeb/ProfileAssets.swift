@@ -10,7 +10,7 @@ public enum ProfileAssets {
 
     static let page = """
         \(PageShell.head(title: "strapd profile", files: "profile"))
-        <header><a href="/">strapd</a><a href="/workout">workout</a><a href="/history">history</a><h1>Profile</h1><span id="state">loading…</span></header>
+        <header><a href="/">strapd</a><a href="/workout">workout</a><a href="/history">history</a><a href="/devices">devices</a><h1>Profile</h1><span id="state">loading…</span></header>
         <p id="message" role="alert"></p>
         <h2 id="athlete"></h2>
         <table id="derived"><tbody>

@@ -38,6 +38,20 @@ public final class WebApp: Sendable {
         case (let path, true) where OverlayPage.paths.contains(path): return OverlayPage.response(path, request, link: link)
         case ("/api/status", true): return forward("status")
         case ("/api/devices", true): return forward("devices.list")
+        case ("/api/access", true): return forward("access.status")
+        case (let path, false) where request.method == "POST" && DevicesAPI.Route(path) != nil:
+            // Control requests like the workout POSTs: WebSecurity has checked the Origin and
+            // the credentials; strapd checks the address and its admin grant.
+            switch DevicesAPI.Route(path)! {
+            case .scan:
+                do {
+                    try WorkoutAPI.checkContentType(request.header("Content-Type"))
+                    return DevicesAPI.scan(link, timeout: try DevicesAPI.scanTimeout(request.body))
+                } catch {
+                    return Self.json(error.status, WorkoutAPI.errorBody(error.description))
+                }
+            case .command(let command, let address): return DevicesAPI.command(link, command, address: address)
+            }
         case ("/api/sessions", true): return openSessions()
         case ("/api/workouts", true): return HistoryAPI.list(link, limit: request.query("limit"))
         case ("/api/profile", true): return ask("profile.get", ProfileAPI.athlete(request))
@@ -68,12 +82,12 @@ public final class WebApp: Sendable {
         default: break
         }
         if get, let asset = DashboardAssets.asset(at: request.path) ?? WorkoutAssets.asset(at: request.path)
-            ?? HistoryAssets.asset(at: request.path) ?? ProfileAssets.asset(at: request.path) {
+            ?? HistoryAssets.asset(at: request.path) ?? ProfileAssets.asset(at: request.path) ?? DevicesAssets.asset(at: request.path) {
             return HTTPResponse(status: 200, headers: [("Content-Type", asset.type)], body: .bytes(asset.bytes))
         }
-        if Self.endpoints.contains(request.path) || HistoryAPI.Route(request.path) != nil {
+        if Self.endpoints.contains(request.path) || HistoryAPI.Route(request.path) != nil || DevicesAPI.Route(request.path) != nil {
             // RFC 9110 requires a 405 to say what is allowed (schemathesis found it missing).
-            let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") ? "POST"
+            let allowed = request.path == "/logout" || request.path.hasPrefix("/api/workout/") || DevicesAPI.Route(request.path) != nil ? "POST"
                 : request.path == ProfileAPI.path ? "GET, HEAD, PUT" : "GET, HEAD"
             var refusal = HTTPResponse.text(405, "\(request.method) is not allowed on \(request.path) (\(allowed) is)\n")
             refusal.headers.append(("Allow", allowed))
@@ -84,7 +98,7 @@ public final class WebApp: Sendable {
 
     /// Every path with an endpoint, for 405 on the other methods; OpenAPITests hold the
     /// OpenAPI document's paths to this list.
-    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path, ProfileAPI.path] + WorkoutAPI.paths + HistoryAPI.paths
+    public static let endpoints = ["/metrics", "/events", "/api/status", "/api/devices", "/logout", OpenAPIDocument.path, ProfileAPI.path] + WorkoutAPI.paths + HistoryAPI.paths + DevicesAPI.paths
 
     /// A control request: its body checked and decoded, then one socket operation whose result
     /// is the answer. `WebSecurity` has already checked the origin and the credentials.

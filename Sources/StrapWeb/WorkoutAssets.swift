@@ -14,7 +14,7 @@ public enum WorkoutAssets {
 
     static let page = """
         \(PageShell.head(title: "strapd workout", files: "workout"))
-        <header><a href="/">strapd</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><h1>Workout</h1><span id="state">connecting…</span></header>
+        <header><a href="/">strapd</a><a id="history-link" href="/history">history</a><a id="profile-link" href="/profile">profile</a><a href="/devices">devices</a><h1>Workout</h1><span id="state">connecting…</span></header>
         <p id="message" role="alert"></p>
         <section id="session" hidden>
         <select id="pick" hidden aria-label="session"></select>

@@ -94,7 +94,9 @@ import StrapWire
     /// RR is its last two beats' difference, a speed's km/h is 3.6 × its value and a running
     /// speed's pace 1000 / its value; cadences carry none.
     @Test func theRelayedSamplesCarryTheFigures() async throws {
-        let web = try WebHarness(sensors: 3)
+        // The demo scenario rides the bike from the start: the default one may stop it for
+        // 30–60 s, and then no cyclingSpeed comes within the 30 s this test reads.
+        let web = try WebHarness(sensors: 3, strapdArguments: ["--simulate-scenario", "demo"])
         defer { web.stop() }
         try await Self.setZones(web, percentOf200: [50, 60, 70, 80, 90, 100])
         let (port, host, bearer) = (web.port, web.host, web.bearer)
