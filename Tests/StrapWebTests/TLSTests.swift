@@ -70,6 +70,34 @@ import StrapWeb
         #expect(rebound.status == 403)
     }
 
+    /// A socket passed by socket activation meets the --listen rule: beyond loopback, served
+    /// with TLS, refused without. systemd-socket-activate (systemd's own tool) listens on the
+    /// LAN address and execs strapd-web with the socket at the first connection, as
+    /// strapd-web.socket would.
+    @Test(.enabled(if: TLSFixture.lanAddress != nil && FileManager.default.isExecutableFile(atPath: TLSTests.activator),
+                   "no non-loopback IPv4 address, or no systemd-socket-activate (scripts/deps.sh test: systemd)"))
+    func aPassedSocketBeyondLoopbackIsServedWithTLSOnly() throws {
+        let lan = try #require(TLSFixture.lanAddress)
+        let tls = try TLSFixture()
+        let refused = try Activation(address: lan, [])
+        let (status, stderr) = refused.waitForExit()
+        #expect(status == 1, "\(stderr)")
+        #expect(stderr.contains("is not loopback") && stderr.contains("--tls-cert"), "\(stderr)")
+        #expect(!FileManager.default.fileExists(atPath: refused.state + "/token"))
+
+        let served = try Activation(address: lan, tls.arguments)
+        let urlFile = served.state + "/" + AccessToken.urlFileName
+        for _ in 0..<1000 where !FileManager.default.fileExists(atPath: urlFile) { usleep(10_000) }
+        let url = try String(contentsOfFile: urlFile, encoding: .utf8)
+        #expect(url.hasPrefix("https://\(lan):\(served.port)/"), "\(url)")
+        let token = try String(contentsOfFile: served.state + "/token", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let page = try TLSClient.request(address: lan, port: served.port, caFile: tls.certificate, path: "/", host: "\(lan):\(served.port)",
+                                         headers: [("Authorization", "Bearer \(token)")])
+        #expect(page.status == 200)
+    }
+
+    static let activator = "/usr/bin/systemd-socket-activate"
+
     /// The opt-in's shape: beyond loopback only with both files; one file alone is a mistake.
     @Test(arguments: [["--listen", "192.0.2.1:8420"], ["--listen", "0.0.0.0:8420", "--tls-key", "k.pem"], ["--tls-cert", "c.pem"]])
     func withoutBothTLSFilesStrapdWebExitsBeforeItServes(_ arguments: [String]) throws {
@@ -152,16 +180,96 @@ struct StartAttempt {
         let p = Process()
         p.executableURL = WebHarness.buildDirectory.appendingPathComponent("strapd-web")
         p.arguments = ["--listen", "127.0.0.1:0", "--socket", state + "/none.sock", "--state-dir", state] + arguments
-        let pipe = Pipe()
-        p.standardError = pipe
+        // A file, not a pipe: a child another test starts meanwhile may inherit a pipe's write end.
+        let log = state + ".stderr"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        p.standardError = FileHandle(forWritingAtPath: log)
         p.standardOutput = FileHandle.nullDevice
         try p.run()
         for _ in 0..<1000 where p.isRunning { usleep(10_000) }
         if p.isRunning { p.terminate() }
         p.waitUntilExit()
         status = p.terminationStatus
-        stderr = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        stderr = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         madeToken = FileManager.default.fileExists(atPath: state + "/token")
         madeURL = FileManager.default.fileExists(atPath: state + "/" + AccessToken.urlFileName)
+    }
+}
+
+/// strapd-web under systemd-socket-activate on `address` and a free port of it (found by
+/// binding port 0 and letting it go: another process could take it meanwhile, which fails the
+/// test, not passes it). Started with posix_spawn, not Foundation's Process: systemd-socket-activate
+/// closes every descriptor it does not pass before it execs, Process' watch on its child among
+/// them, and Process then waits for that child without end, and for every other one with it.
+final class Activation {
+    let port: UInt16
+    let state: String
+    private var pid: pid_t = 0
+    private var exited: Int32?
+    /// strapd-web's stderr, a file for the reason StartAttempt's is.
+    private var log: String { state + ".stderr" }
+
+    init(address: String, _ arguments: [String]) throws {
+        let probe = try Listener.bind(ListenAddress(parsing: "\(address):0"))
+        port = probe.address.port
+        close(probe.fd)
+        state = NSTemporaryDirectory() + "strapweb-activate-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let argv = [TLSTests.activator, "-l", "\(address):\(port)", WebHarness.buildDirectory.appendingPathComponent("strapd-web").path,
+                    "--socket", state + "/none.sock", "--state-dir", state] + arguments
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        let spawned = posix_spawn(&pid, TLSTests.activator, &actions, nil, cArguments, environ)
+        guard spawned == 0 else { throw TLSClient.Refused(description: "posix_spawn \(TLSTests.activator): \(spawned)") }
+        // The first connection that goes through is what makes systemd-socket-activate exec
+        // strapd-web with the socket (and strapd-web then accepts and drops it); the ones before
+        // it listens are refused and change nothing.
+        for _ in 0..<500 {
+            if Self.canConnect(address, port) { return }
+            usleep(10_000)
+        }
+    }
+
+    private static func canConnect(_ address: String, _ port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_port = port.bigEndian
+        _ = inet_pton(AF_INET, address, &a.sin_addr)
+        return withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } } == 0
+    }
+
+    /// Its exit status and stderr once it exits by itself, within 10 s (else ended: -SIGTERM).
+    func waitForExit() -> (Int32, String) {
+        for _ in 0..<1000 where reap(WNOHANG) == nil { usleep(10_000) }
+        if exited == nil { kill(pid, SIGTERM) }
+        let status = reap(0) ?? -1
+        return (status, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+    }
+
+    /// The exit status (negative: the signal that ended it), or nil while it runs.
+    private func reap(_ options: Int32) -> Int32? {
+        if let exited { return exited }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, options) == pid else { return nil }
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift does not import.
+        exited = status & 0x7f == 0 ? (status >> 8) & 0xff : -(status & 0x7f)
+        return exited
+    }
+
+    deinit {
+        if reap(WNOHANG) == nil {
+            kill(pid, SIGTERM)
+            _ = reap(0)
+        }
+        try? FileManager.default.removeItem(atPath: state)
+        try? FileManager.default.removeItem(atPath: log)
     }
 }

@@ -32,12 +32,15 @@ final class TLSFixture {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         p.arguments = arguments
-        let stderr = Pipe()
-        p.standardError = stderr
+        // A file, not a pipe (TLSClient says why).
+        let log = NSTemporaryDirectory() + "strapweb-openssl-\(UUID().uuidString.prefix(8)).stderr"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: log) }
+        p.standardError = FileHandle(forWritingAtPath: log)
         p.standardOutput = FileHandle.nullDevice
         try p.run()
-        let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
+        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         guard p.terminationStatus == 0 else { throw OpenSSLFailure(description: "openssl \(arguments.joined(separator: " ")): \(text)") }
     }
 
@@ -75,27 +78,28 @@ enum TLSClient {
         if let host { request += "Host: \(host)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "Connection: close\r\n\r\n"
+        // Files, not pipes: tests run side by side and start children, and a child started
+        // meanwhile may inherit a pipe's write end, so its end of file would never come.
+        let exchange = NSTemporaryDirectory() + "strapweb-tls-exchange-\(UUID().uuidString.prefix(8))"
+        FileManager.default.createFile(atPath: exchange + ".in", contents: Data(request.utf8))
+        FileManager.default.createFile(atPath: exchange + ".out", contents: nil)
+        FileManager.default.createFile(atPath: exchange + ".err", contents: nil)
+        defer { for end in [".in", ".out", ".err"] { try? FileManager.default.removeItem(atPath: exchange + end) } }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
         // -quiet: only the server's bytes on stdout, and it reads on after stdin ends until
         // the server closes (the request says Connection: close).
         p.arguments = ["s_client", "-connect", "\(address):\(port)", "-CAfile", caFile, "-verify_return_error",
                        "-verify_ip", address, "-quiet"]
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        p.standardInput = input
-        p.standardOutput = output
-        p.standardError = errors
+        p.standardInput = FileHandle(forReadingAtPath: exchange + ".in")
+        p.standardOutput = FileHandle(forWritingAtPath: exchange + ".out")
+        p.standardError = FileHandle(forWritingAtPath: exchange + ".err")
         try p.run()
-        input.fileHandleForWriting.write(Data(request.utf8))
-        try input.fileHandleForWriting.close()
-        // Read both pipes to their ends on their own threads, so neither fills up and blocks.
-        nonisolated(unsafe) var received = Data(), complaints = Data()
-        let group = DispatchGroup()
-        DispatchQueue.global().async(group: group) { received = output.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { complaints = errors.fileHandleForReading.readDataToEndOfFile() }
-        if group.wait(timeout: .now() + 20) == .timedOut { p.terminate() }
-        group.wait()
+        for _ in 0..<2000 where p.isRunning { usleep(10_000) }
+        if p.isRunning { p.terminate() }
         p.waitUntilExit()
+        let received = FileManager.default.contents(atPath: exchange + ".out") ?? Data()
+        let complaints = FileManager.default.contents(atPath: exchange + ".err") ?? Data()
         let stderr = String(decoding: complaints, as: UTF8.self)
         guard let reply = RawHTTP.parse(Array(received)) else {
             throw Refused(description: "no HTTP response over TLS (openssl exit \(p.terminationStatus)): \(stderr)")
