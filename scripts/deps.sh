@@ -18,7 +18,7 @@ TEST=(
   dbus                  # a private dbus-daemon for the BlueZ integration tests
   python3-dbus          # python-dbus for the mock BlueZ
   python3-dbusmock      # bluez5 template the mock BlueZ extends
-  systemd               # busctl: the D-Bus codec tests compare our encoding with sd-bus's own CLI
+  systemd               # busctl: the D-Bus codec tests compare our encoding with sd-bus's own CLI; systemd-socket-activate: strapd-web's passed-socket test
   # export tests (docs/export.md): scripts/pyvenv.sh builds .build/venv with the pinned readers
   python3-venv          # python3 -m venv for scripts/pyvenv.sh
   gpsbabel              # a third reader of the FIT and TCX exports (-i garmin_fit / -i gtrnctr)
