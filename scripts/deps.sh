@@ -18,13 +18,13 @@ TEST=(
   dbus                  # a private dbus-daemon for the BlueZ integration tests
   python3-dbus          # python-dbus for the mock BlueZ
   python3-dbusmock      # bluez5 template the mock BlueZ extends
-  systemd               # busctl: the D-Bus codec tests compare our encoding with sd-bus's own CLI
+  systemd               # busctl: the D-Bus codec tests compare our encoding with sd-bus's own CLI; systemd-socket-activate: strapd-web's passed-socket test
   # export tests (docs/export.md): scripts/pyvenv.sh builds .build/venv with the pinned readers
   python3-venv          # python3 -m venv for scripts/pyvenv.sh
   gpsbabel              # a third reader of the FIT and TCX exports (-i garmin_fit / -i gtrnctr)
   mosquitto             # the MQTT tests' brokers (started per test on loopback; bridged pairs)
   mosquitto-clients     # mosquitto_sub/mosquitto_pub: the tests' second consumer, the docs' recipes
-  openssl               # the MQTT TLS tests' certificates (Tests/Fixtures/mqtt/make_certs.sh)
+  openssl               # the MQTT TLS tests' certificates (Tests/Fixtures/mqtt/make_certs.sh); strapd-web's TLS tests' certificate and client (s_client)
   prometheus            # promtool check metrics on strapd-web's /metrics, and the server the tests start to scrape it (docs/web.md)
   # strapd-web's browser tests (docs/web.md): a real browser runs the dashboard's script under its CSP;
   # Debian's builds, so selenium is given chromedriver's path and downloads no browser or driver

@@ -46,6 +46,31 @@ static inline struct MHD_Daemon *strapweb_start(int listen_fd, unsigned int conn
                             MHD_OPTION_END);
 }
 
+/* The same daemon serving TLS (GnuTLS, inside libmicrohttpd) with a PEM certificate chain and
+   private key held in memory. libmicrohttpd hands both to GnuTLS while it starts, which checks
+   that the key is the certificate's; a NULL return is that, or anything strapweb_start refuses. */
+static inline struct MHD_Daemon *strapweb_start_tls(int listen_fd, unsigned int connection_limit,
+                                                   unsigned int idle_timeout_seconds,
+                                                   MHD_AccessHandlerCallback handler, void *handler_cls,
+                                                   MHD_RequestCompletedCallback completed, void *completed_cls,
+                                                   const char *certificate_pem, const char *key_pem) {
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG | MHD_USE_TLS,
+                            0, NULL, NULL, handler, handler_cls,
+                            MHD_OPTION_EXTERNAL_LOGGER, strapweb_log, (void *)NULL,
+                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+                            MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
+                            MHD_OPTION_HTTPS_MEM_CERT, certificate_pem,
+                            MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+                            MHD_OPTION_END);
+}
+
+/* Whether this libmicrohttpd was built with TLS (Debian's links GnuTLS). */
+static inline int strapweb_has_tls(void) {
+    return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
+}
+
 /* Macros with casts, which Swift does not import. */
 static const ssize_t strapweb_reader_end_of_stream = MHD_CONTENT_READER_END_OF_STREAM;
 static const ssize_t strapweb_reader_end_with_error = MHD_CONTENT_READER_END_WITH_ERROR;

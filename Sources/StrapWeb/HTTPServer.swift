@@ -104,6 +104,19 @@ public final class HTTPServer: @unchecked Sendable {
         daemon = d
     }
 
+    /// The same with TLS: every connection on `listener` is TLS, none plain HTTP.
+    public func start(listener: Int32, tls: TLSMaterial, connectionLimit: UInt32 = 256, idleTimeoutSeconds: UInt32 = 60) throws(TLSError) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let started = tls.certificate.withCString { certificate in
+            tls.key.withCString { key in
+                // libmicrohttpd reads both only while it starts (GnuTLS copies them), so they may go after.
+                strapweb_start_tls(listener, connectionLimit, idleTimeoutSeconds, accessHandler, me, requestCompleted, nil, certificate, key)
+            }
+        }
+        guard let started else { throw .refused(certificate: tls.certificatePath, key: tls.keyPath) }
+        daemon = started
+    }
+
     /// Stops accepting and closes every connection; streamed responses get `finish`.
     public func stop() {
         if let d = daemon { MHD_stop_daemon(d) }

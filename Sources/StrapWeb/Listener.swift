@@ -3,7 +3,7 @@ import Glibc
 
 public enum ListenerError: Error, Equatable, CustomStringConvertible {
     case badAddress(String)
-    /// Anything but loopback: LAN exposure must come with TLS, which strapd-web does not have yet.
+    /// Anything but loopback without TLS: LAN exposure is opt-in, by giving the TLS files.
     case notLoopback(String)
     case system(call: String, errno: Int32, address: String)
     case unexpectedActivationCount(Int32)
@@ -12,7 +12,7 @@ public enum ListenerError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .badAddress(let a): "listen address '\(a)': expected HOST:PORT with HOST an IP address (127.0.0.1:8420, [::1]:8420)"
-        case .notLoopback(let a): "listen address \(a) is not loopback: strapd-web serves loopback only until it has TLS (docs/web.md)"
+        case .notLoopback(let a): "listen address \(a) is not loopback: serving beyond this machine needs TLS, --tls-cert FILE and --tls-key FILE (docs/web.md)"
         case .system(let call, let errno, let address): "\(call) \(address): \(String(cString: strerror(errno)))"
         case .unexpectedActivationCount(let n): "socket activation passed \(n) sockets; strapd-web takes exactly one"
         case .activatedNotTCP: "socket activation passed a socket that is not a listening TCP socket"
@@ -20,7 +20,8 @@ public enum ListenerError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Where strapd-web listens: an IPv4 or IPv6 address and port, loopback only.
+/// Where strapd-web listens: an IPv4 or IPv6 address and port. Whether a non-loopback one may
+/// be served is WebOptions' decision (only with TLS), not the parser's.
 public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
     public static let defaultAddress = ListenAddress(host: "127.0.0.1", port: 8420, ipv6: false)
     public let host: String
@@ -46,8 +47,26 @@ public struct ListenAddress: Equatable, Sendable, CustomStringConvertible {
         guard inet_pton(ipv6 ? AF_INET6 : AF_INET, String(host), &probe) == 1 else { throw .badAddress(text) }
         self.host = String(host)
         self.port = port
-        let loopback = ipv6 ? probe == [UInt8](repeating: 0, count: 15) + [1] : probe[0] == 127
-        guard loopback else { throw .notLoopback(text) }
+    }
+
+    private var bytes: [UInt8] {
+        var probe = [UInt8](repeating: 0, count: 16)
+        _ = inet_pton(ipv6 ? AF_INET6 : AF_INET, host, &probe)
+        return ipv6 ? probe : Array(probe.prefix(4))
+    }
+
+    /// 127.0.0.0/8 or ::1: reachable from this machine only.
+    public var isLoopback: Bool { ipv6 ? bytes == [UInt8](repeating: 0, count: 15) + [1] : bytes[0] == 127 }
+
+    /// 0.0.0.0 or ::, every address of the machine: no Host header names it.
+    public var isWildcard: Bool { bytes.allSatisfy { $0 == 0 } }
+
+    /// The address as a Host header names it: `192.0.2.2`, `[fd00::2]`.
+    public var hostHeaderName: String { ipv6 ? "[\(host)]" : host }
+
+    /// Throws unless this address may be served: loopback, or anything with TLS.
+    public func requireLoopback(unlessTLS tls: Bool) throws(ListenerError) {
+        guard isLoopback || tls else { throw .notLoopback(description) }
     }
 
     init(host: String, port: UInt16, ipv6: Bool) {
@@ -98,8 +117,9 @@ public struct Listener: Sendable {
     }
 
     /// The socket systemd passed, or nil without socket activation. `sd_listen_fds(1)` checks
-    /// LISTEN_PID and unsets the variables. The socket must be loopback TCP as well: the
-    /// socket unit is an administrator's file, and the rule is strapd-web's.
+    /// LISTEN_PID and unsets the variables. Its address then goes through the same loopback
+    /// rule as --listen (WebMain): the socket unit is an administrator's file, and the rule is
+    /// strapd-web's.
     public static func activated(count: Int32 = sd_listen_fds(1), firstFD: Int32 = SD_LISTEN_FDS_START) throws(ListenerError) -> Listener? {
         if count < 0 { throw .system(call: "sd_listen_fds", errno: -count, address: "") }
         if count == 0 { return nil }

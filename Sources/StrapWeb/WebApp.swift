@@ -22,7 +22,7 @@ public final class WebApp: Sendable {
         case .allowed(let authentication):
             response = request.bodyTooLarge ? .text(413, "request body over \(HTTPServer.maximumBody) bytes\n") : route(request, authentication)
             if case .overlay(let opened?) = authentication {
-                response.headers.append(("Set-Cookie", WebSecurity.cookie(opened, name: WebSecurity.overlayCookieName)))
+                response.headers.append(("Set-Cookie", security.sessionCookie(opened, name: WebSecurity.overlayCookieName)))
             }
         }
         if request.path.hasPrefix("/api/") { response = Self.jsonRefusal(response) }

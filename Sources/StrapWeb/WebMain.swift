@@ -9,13 +9,21 @@ public struct WebOptions: Equatable, Sendable {
     /// systemd's StateDirectory= when set, else the packaged default.
     public var stateDirectory = "/var/lib/strapd-web"
     public var allowedHosts: [String] = []
+    /// Both or neither (TLSError.incomplete): PEM files, read at start.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
     public static let usage = """
         usage: strapd-web [--listen 127.0.0.1:8420] [--socket /run/strapd/strapd.sock] [--state-dir DIR] [--allow-host NAME]...
-          --listen ADDR      loopback address and port (ignored under socket activation: strapd-web.socket)
+                          [--tls-cert FILE --tls-key FILE]
+          --listen ADDR      address and port (ignored under socket activation: strapd-web.socket);
+                             anything but loopback needs --tls-cert and --tls-key
           --socket PATH      strapd's socket
           --state-dir DIR    where the token file lives (default $STATE_DIRECTORY, else /var/lib/strapd-web)
-          --allow-host NAME  one more name the Host header may carry (besides localhost, 127.0.0.1, [::1])
+          --allow-host NAME  one more name the Host header may carry (besides localhost, 127.0.0.1, [::1]
+                             and the listening address)
+          --tls-cert FILE    serve HTTPS: the PEM certificate (chain, the server's first)
+          --tls-key FILE     and its PEM private key (unencrypted)
         """
 
     public struct UsageError: Error, Equatable, CustomStringConvertible {
@@ -43,6 +51,8 @@ public struct WebOptions: Equatable, Sendable {
                 do { listen = try ListenAddress(parsing: text) } catch { throw UsageError(description: error.description) }
             case "--socket": socket = try value(flag)
             case "--state-dir": stateDirectory = try value(flag)
+            case "--tls-cert": tlsCertificate = try value(flag)
+            case "--tls-key": tlsKey = try value(flag)
             case "--allow-host":
                 let host = try value(flag)
                 guard !host.isEmpty, !host.contains(where: { $0 == "/" || $0 == " " }) else { throw UsageError(description: "--allow-host takes a host name, not '\(host)'") }
@@ -50,6 +60,8 @@ public struct WebOptions: Equatable, Sendable {
             default: throw UsageError(description: "unknown option '\(flag)'")
             }
         }
+        guard (tlsCertificate == nil) == (tlsKey == nil) else { throw UsageError(description: TLSError.incomplete.description) }
+        do { try listen.requireLoopback(unlessTLS: tlsCertificate != nil) } catch { throw UsageError(description: error.description) }
     }
 }
 
@@ -65,32 +77,41 @@ public enum WebMain {
         do { options = try WebOptions(arguments: arguments) } catch { fail("\(error)\n\(WebOptions.usage)", code: 2) }
         let listener: Listener
         let token: String, overlayToken: String
+        var tls: TLSMaterial?
         do {
+            // The TLS files first: a missing one ends strapd-web before it binds or makes a token.
+            if let certificate = options.tlsCertificate, let key = options.tlsKey { tls = try TLSMaterial.load(certificate: certificate, key: key) }
             listener = try Listener.activated() ?? Listener.bind(options.listen)
+            // A passed socket meets the rule --listen met in WebOptions.
+            try listener.address.requireLoopback(unlessTLS: tls != nil)
             token = try AccessToken.loadOrCreate(in: options.stateDirectory)
             overlayToken = try AccessToken.loadOrCreate(in: options.stateDirectory, file: AccessToken.overlayFileName)
         } catch { fail("\(error)", code: 1) }
         // A copied file would make the read-only URL a steering one.
         if AccessToken.matches(overlayToken, token) { fail("\(options.stateDirectory)/\(AccessToken.overlayFileName) equals the token; remove it", code: 1) }
-        let url = "http://\(listener.address)/?token=\(token)"
-        let overlayURL = "http://\(listener.address)/overlay?token=\(overlayToken)"
-        do {
-            // `url` last: its appearing says both are written (the tests wait for it).
-            try AccessToken.writeURL(overlayURL, in: options.stateDirectory, file: AccessToken.overlayURLFileName)
-            try AccessToken.writeURL(url, in: options.stateDirectory)
-        } catch { fail("\(error)", code: 1) }
 
         let link = DaemonLink(socket: options.socket)
         let relay = LiveRelay()
         let sessions = SessionBook()
+        // Beyond loopback, the address strapd-web listens on is a name the Host header may carry.
+        let ownAddress = listener.address.isLoopback || listener.address.isWildcard ? [] : [listener.address.hostHeaderName]
         let app = WebApp(link: link, relay: relay, security: WebSecurity(token: token, sessions: sessions, overlayToken: overlayToken,
-                                                                          extraHosts: options.allowedHosts),
+                                                                          extraHosts: options.allowedHosts + ownAddress, tls: tls != nil),
                          sessions: sessions)
         let server = HTTPServer { app.handle($0) }
         relay.start(link)
-        do { try server.start(listener: listener.fd) } catch { fail("\(error)", code: 1) }
+        do {
+            if let tls { try server.start(listener: listener.fd, tls: tls) } else { try server.start(listener: listener.fd) }
+        } catch { fail("\(error)", code: 1) }
+        // After the server started: a certificate libmicrohttpd refuses leaves the old URL files alone.
+        let base = baseURL(listener.address, tls: tls != nil, names: options.allowedHosts)
+        do {
+            // `url` last: its appearing says both are written (the tests wait for it).
+            try AccessToken.writeURL("\(base)/overlay?token=\(overlayToken)", in: options.stateDirectory, file: AccessToken.overlayURLFileName)
+            try AccessToken.writeURL("\(base)/?token=\(token)", in: options.stateDirectory)
+        } catch { fail("\(error)", code: 1) }
         // The token stays out of the log (journals are widely readable): the URL file, 0600, has it.
-        writeError("strapd-web: listening on http://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName), the overlay's in \(AccessToken.overlayURLFileName)\n")
+        writeError("strapd-web: listening on \(tls != nil ? "https" : "http")://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName), the overlay's in \(AccessToken.overlayURLFileName)\n")
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
@@ -107,6 +128,13 @@ public enum WebMain {
         int.setEventHandler(handler: stop)
         int.resume()
         dispatchMain()
+    }
+
+    /// The scheme, host and port the URL files name. Over TLS the first --allow-host name, which
+    /// the certificate is most likely for; else the bound address, loopback for a wildcard one.
+    static func baseURL(_ address: ListenAddress, tls: Bool, names: [String]) -> String {
+        let host = if tls, let name = names.first { name } else if address.isWildcard { address.ipv6 ? "[::1]" : "127.0.0.1" } else { address.hostHeaderName }
+        return "\(tls ? "https" : "http")://\(host):\(address.port)"
     }
 
     static func fail(_ message: String, code: Int32) -> Never {

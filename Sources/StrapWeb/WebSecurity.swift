@@ -49,15 +49,24 @@ public struct WebSecurity: Sendable {
     public static let overlayPaths: Set<String> = ["/overlay", "/overlay.js", "/overlay.css", "/events"]
     /// Host names (lower case, no port) a request may name in its Host header.
     let allowedHosts: Set<String>
+    /// Served over TLS: the page's Origin is `https://`, and the cookies are `Secure`.
+    let tls: Bool
 
     /// `localhost` and the loopback addresses are always allowed; `extraHosts` adds names an
-    /// administrator puts in front (`--allow-host`). A DNS-rebinding page reaches strapd-web
-    /// under its own name, which is on no list.
-    public init(token: String, sessions: SessionBook, overlayToken: String? = nil, extraHosts: [String] = []) {
+    /// administrator puts in front (`--allow-host`) and, served beyond loopback, the listening
+    /// address itself. A DNS-rebinding page reaches strapd-web under its own name, which is on
+    /// no list.
+    public init(token: String, sessions: SessionBook, overlayToken: String? = nil, extraHosts: [String] = [], tls: Bool = false) {
         self.token = token
         self.sessions = sessions
         self.overlayToken = overlayToken
+        self.tls = tls
         allowedHosts = Set(["localhost", "127.0.0.1", "[::1]"] + extraHosts.map { $0.lowercased() })
+    }
+
+    /// The Set-Cookie value for a session this server opened.
+    func sessionCookie(_ session: String, name: String = SessionBook.cookieName) -> String {
+        Self.cookie(session, name: name, secure: tls)
     }
 
     public func check(_ request: HTTPRequest) -> Verdict {
@@ -92,7 +101,7 @@ public struct WebSecurity: Sendable {
             // CSRF: a browser names the page that made the request. A cookie alone is not
             // enough for a change; a script with the bearer token sends no Origin at all.
             if let origin {
-                guard origin.lowercased() == "http://" + host.lowercased() else {
+                guard origin.lowercased() == (tls ? "https://" : "http://") + host.lowercased() else {
                     return .answered(.text(403, "origin \(origin) may not send \(method) requests here\n"))
                 }
             } else if bearer == nil {
@@ -116,14 +125,16 @@ public struct WebSecurity: Sendable {
             let session = sessions.open()
             return .answered(HTTPResponse(status: 303, headers: [
                 ("Location", Self.localRedirect(path)),
-                ("Set-Cookie", Self.cookie(session)),
+                ("Set-Cookie", sessionCookie(session)),
             ]))
         }
         return .answered(Self.unauthorized)
     }
 
-    public static func cookie(_ session: String, name: String = SessionBook.cookieName) -> String {
-        "\(name)=\(session); Path=/; HttpOnly; SameSite=Strict"
+    /// `secure`: over TLS the browser must never send the cookie back over plain HTTP (a LAN
+    /// peer answering as this name on port 80 would otherwise collect it).
+    public static func cookie(_ session: String, name: String = SessionBook.cookieName, secure: Bool = false) -> String {
+        "\(name)=\(session); Path=/; HttpOnly; SameSite=Strict" + (secure ? "; Secure" : "")
     }
 
     static let unauthorized = HTTPResponse(status: 401, headers: [("Content-Type", "text/plain; charset=utf-8"), ("WWW-Authenticate", "Bearer")],

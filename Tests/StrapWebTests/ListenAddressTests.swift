@@ -3,12 +3,27 @@ import Glibc
 import Testing
 import StrapWeb
 
-/// Rule: strapd-web listens on loopback only until it has TLS (docs/web.md, "Security").
+/// Rule: strapd-web listens on loopback unless it serves TLS (docs/web.md, "Security").
 /// The addresses refused here are never bound: the check comes before the socket.
 @Suite struct ListenAddressTests {
     @Test(arguments: ["0.0.0.0:8420", "[::]:8420", "192.0.2.1:8420", "[2001:db8::1]:8420"])
-    func anAddressThatIsNotLoopbackIsRefused(_ text: String) {
-        #expect(throws: ListenerError.notLoopback(text)) { try ListenAddress(parsing: text) }
+    func anAddressThatIsNotLoopbackIsRefusedWithoutTLS(_ text: String) throws {
+        let address = try ListenAddress(parsing: text)
+        #expect(!address.isLoopback)
+        #expect(throws: ListenerError.notLoopback(text)) { try address.requireLoopback(unlessTLS: false) }
+        let refusal = #expect(throws: WebOptions.UsageError.self) { try WebOptions(arguments: ["--listen", text]) }
+        #expect(refusal?.description == ListenerError.notLoopback(text).description)
+        let served = try WebOptions(arguments: ["--listen", text, "--tls-cert", "c.pem", "--tls-key", "k.pem"])
+        #expect(served.listen == address)
+        #expect(served.tlsCertificate == "c.pem" && served.tlsKey == "k.pem")
+    }
+
+    @Test func wildcardAndOwnAddressNames() throws {
+        #expect(try ListenAddress(parsing: "0.0.0.0:1").isWildcard)
+        #expect(try ListenAddress(parsing: "[::]:1").isWildcard)
+        #expect(try !ListenAddress(parsing: "192.0.2.1:1").isWildcard)
+        #expect(try ListenAddress(parsing: "[fd00::2]:8443").hostHeaderName == "[fd00::2]")
+        #expect(try ListenAddress(parsing: "192.0.2.1:8443").hostHeaderName == "192.0.2.1")
     }
 
     @Test(arguments: ["localhost:8420", "8420", "127.0.0.1", "127.0.0.1:99999", "[::1]8420"])
@@ -18,12 +33,14 @@ import StrapWeb
 
     @Test(arguments: [("127.0.0.1:8420", "127.0.0.1:8420"), ("127.1.2.3:0", "127.1.2.3:0"), ("[::1]:8420", "[::1]:8420")])
     func loopbackIsAccepted(_ text: String, _ shown: String) throws {
-        #expect(try ListenAddress(parsing: text).description == shown)
+        let address = try ListenAddress(parsing: text)
+        #expect(address.description == shown)
+        #expect(address.isLoopback)
+        try address.requireLoopback(unlessTLS: false)
     }
 
-    /// What systemd passes is taken only as one listening TCP socket (its address then goes
-    /// through the same loopback check, which this test does not reach: that needs a socket
-    /// bound elsewhere than loopback).
+    /// What systemd passes is taken only as one listening TCP socket (WebMain then puts its
+    /// address through the same loopback rule as --listen).
     @Test func anActivatedSocketMustBeOneListeningTCPSocket() throws {
         let listening = try Listener.bind(ListenAddress(parsing: "127.0.0.1:0"))
         defer { close(listening.fd) }
@@ -65,7 +82,7 @@ import StrapWeb
         p.waitUntilExit()
         let text = String(decoding: stderr.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(p.terminationStatus == 2, "\(text)")
-        #expect(text.contains("not loopback"), "\(text)")
+        #expect(text.contains("not loopback") && text.contains("--tls-cert"), "\(text)")
         #expect(!FileManager.default.fileExists(atPath: state + "/token"), "a token was made before the refusal")
     }
 }
