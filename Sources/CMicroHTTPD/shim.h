@@ -30,39 +30,32 @@ static void strapweb_log(void *cls, const char *format, va_list arguments) {
 /* MHD_start_daemon is variadic, which Swift cannot call: the options strapd-web uses, fixed.
    The listening socket is always ours (bound by strapd-web or passed by systemd), so
    libmicrohttpd never binds. One thread per connection: a Server-Sent Events response may
-   then wait for its next event in its content reader instead of suspending the connection. */
+   then wait for its next event in its content reader instead of suspending the connection.
+   With a PEM certificate chain and private key (both, in memory) every connection is TLS
+   (GnuTLS, inside libmicrohttpd), which checks while it starts that the key is the
+   certificate's; a NULL return is that, or anything else it refuses. Without them, plain HTTP. */
 static inline struct MHD_Daemon *strapweb_start(int listen_fd, unsigned int connection_limit,
                                                unsigned int idle_timeout_seconds,
                                                MHD_AccessHandlerCallback handler, void *handler_cls,
-                                               MHD_RequestCompletedCallback completed, void *completed_cls) {
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
-                            0, NULL, NULL, handler, handler_cls,
+                                               MHD_RequestCompletedCallback completed, void *completed_cls,
+                                               const char *certificate_pem, const char *key_pem) {
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG;
+    /* The TLS options as an option array: empty (its END only) for plain HTTP. */
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)certificate_pem},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)key_pem},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    int use_tls = certificate_pem != NULL && key_pem != NULL;
+    if (use_tls) flags |= MHD_USE_TLS;
+    return MHD_start_daemon(flags, 0, NULL, NULL, handler, handler_cls,
                             /* First, or libmicrohttpd logs the options before it with its own. */
                             MHD_OPTION_EXTERNAL_LOGGER, strapweb_log, (void *)NULL,
                             MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
                             MHD_OPTION_CONNECTION_LIMIT, connection_limit,
                             MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
-                            MHD_OPTION_END);
-}
-
-/* The same daemon serving TLS (GnuTLS, inside libmicrohttpd) with a PEM certificate chain and
-   private key held in memory. libmicrohttpd hands both to GnuTLS while it starts, which checks
-   that the key is the certificate's; a NULL return is that, or anything strapweb_start refuses. */
-static inline struct MHD_Daemon *strapweb_start_tls(int listen_fd, unsigned int connection_limit,
-                                                   unsigned int idle_timeout_seconds,
-                                                   MHD_AccessHandlerCallback handler, void *handler_cls,
-                                                   MHD_RequestCompletedCallback completed, void *completed_cls,
-                                                   const char *certificate_pem, const char *key_pem) {
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG | MHD_USE_TLS,
-                            0, NULL, NULL, handler, handler_cls,
-                            MHD_OPTION_EXTERNAL_LOGGER, strapweb_log, (void *)NULL,
-                            MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
-                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, completed_cls,
-                            MHD_OPTION_HTTPS_MEM_CERT, certificate_pem,
-                            MHD_OPTION_HTTPS_MEM_KEY, key_pem,
+                            MHD_OPTION_ARRAY, use_tls ? tls : tls + 2,
                             MHD_OPTION_END);
 }
 

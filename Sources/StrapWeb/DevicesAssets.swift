@@ -21,12 +21,7 @@ public enum DevicesAssets {
         </html>
         """
 
-    static let style = """
-        body { font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem 2rem; background: #111; color: #eee; }
-        header { display: flex; gap: 1rem; align-items: baseline; }
-        header h1 { flex: 1; font-size: 1.4rem; }
-        a { color: #7cf; }
-        #message { color: #f88; min-height: 1em; }
+    static let style = PageShell.listPageStyle + """
         #grant { color: #fc6; }
         table { border-collapse: collapse; margin-bottom: 1rem; }
         td, th { padding: 0.3rem 0.8rem 0.3rem 0; text-align: left; font-weight: normal; }
@@ -76,15 +71,21 @@ public enum DevicesAssets {
           return answer;
         }
 
+        // A row of a listed or a found device: its name (as text) and address, then the caller's cells.
+        function deviceRow(d) {
+          const row = document.createElement('tr');
+          row.dataset.address = d.address;
+          cell(row, d.name == null ? '' : String(d.name), 'name');
+          cell(row, d.address, 'address');
+          return row;
+        }
+
         async function loadDevices() {
           const answer = await call('GET', '/api/devices');
           const body = $('devices').tBodies[0];
           body.replaceChildren();
           for (const d of answer.devices || []) {
-            const row = document.createElement('tr');
-            row.dataset.address = d.address;
-            cell(row, d.name == null ? '' : String(d.name), 'name');
-            cell(row, d.address, 'address');
+            const row = deviceRow(d);
             cell(row, d.connected ? 'yes' : 'no', 'connected');
             cell(row, d.paired ? 'yes' : 'no', 'paired');
             const actions = cell(row, '');
@@ -113,10 +114,7 @@ public enum DevicesAssets {
             const body = $('found').tBodies[0];
             body.replaceChildren();
             for (const d of answer.devices || []) {
-              const row = document.createElement('tr');
-              row.dataset.address = d.address;
-              cell(row, d.name == null ? '' : String(d.name), 'name');
-              cell(row, d.address, 'address');
+              const row = deviceRow(d);
               cell(row, typeof d.rssi === 'number' ? d.rssi + ' dBm' : '–', 'rssi');
               cell(row, '').append(button('Pair', 'pair', d.address));
               body.append(row);

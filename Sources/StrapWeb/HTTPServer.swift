@@ -98,7 +98,7 @@ public final class HTTPServer: @unchecked Sendable {
     /// Starts serving `listener` (already bound and listening; ownership passes to the server).
     public func start(listener: Int32, connectionLimit: UInt32 = 256, idleTimeoutSeconds: UInt32 = 60) throws(HTTPServerError) {
         let me = Unmanaged.passUnretained(self).toOpaque()
-        guard let d = strapweb_start(listener, connectionLimit, idleTimeoutSeconds, accessHandler, me, requestCompleted, nil) else {
+        guard let d = strapweb_start(listener, connectionLimit, idleTimeoutSeconds, accessHandler, me, requestCompleted, nil, nil, nil) else {
             throw .startFailed(fd: listener)
         }
         daemon = d
@@ -110,7 +110,7 @@ public final class HTTPServer: @unchecked Sendable {
         let started = tls.certificate.withCString { certificate in
             tls.key.withCString { key in
                 // libmicrohttpd reads both only while it starts (GnuTLS copies them), so they may go after.
-                strapweb_start_tls(listener, connectionLimit, idleTimeoutSeconds, accessHandler, me, requestCompleted, nil, certificate, key)
+                strapweb_start(listener, connectionLimit, idleTimeoutSeconds, accessHandler, me, requestCompleted, nil, certificate, key)
             }
         }
         guard let started else { throw .refused(certificate: tls.certificatePath, key: tls.keyPath) }

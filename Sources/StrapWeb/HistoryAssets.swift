@@ -36,12 +36,7 @@ public enum HistoryAssets {
         </html>
         """
 
-    static let style = """
-        body { font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem 2rem; background: #111; color: #eee; }
-        header { display: flex; gap: 1rem; align-items: baseline; }
-        header h1 { flex: 1; font-size: 1.4rem; }
-        a { color: #7cf; }
-        #message { color: #f88; min-height: 1em; }
+    static let style = PageShell.listPageStyle + """
         .note { color: #aaa; }
         #workouts { list-style: none; padding: 0; }
         #workouts button { width: 100%; min-height: 48px; text-align: left; margin: 2px 0; padding: 0.5rem;

@@ -18,6 +18,17 @@ enum PageShell {
         """
     }
 
+    /// The opening rules of the history, profile and devices pages' stylesheets: one look for
+    /// the pages of lists and forms (the dashboard and workout pages are laid out for a glance).
+    static let listPageStyle = """
+        body { font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem 2rem; background: #111; color: #eee; }
+        header { display: flex; gap: 1rem; align-items: baseline; }
+        header h1 { flex: 1; font-size: 1.4rem; }
+        a { color: #7cf; }
+        #message { color: #f88; min-height: 1em; }
+
+        """
+
     /// `requested` among a page's files: the HTML at any of `paths`, `/NAME.js` and `/NAME.css`.
     static func asset(_ requested: String, paths: Set<String>, files name: String,
                       html: String, script: String, style: String) -> DashboardAssets.Asset? {

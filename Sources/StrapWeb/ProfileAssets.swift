@@ -32,12 +32,7 @@ public enum ProfileAssets {
         </html>
         """
 
-    static let style = """
-        body { font-family: system-ui, sans-serif; margin: 0; padding: 0 1rem 2rem; background: #111; color: #eee; }
-        header { display: flex; gap: 1rem; align-items: baseline; }
-        header h1 { flex: 1; font-size: 1.4rem; }
-        a { color: #7cf; }
-        #message { color: #f88; min-height: 1em; }
+    static let style = PageShell.listPageStyle + """
         table { border-collapse: collapse; margin-bottom: 1rem; }
         td, th { padding: 0.2rem 0.8rem 0.2rem 0; text-align: left; font-weight: normal; }
         th { color: #aaa; }

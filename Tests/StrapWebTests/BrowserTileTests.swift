@@ -20,7 +20,9 @@ extension BrowserTests {
     /// minute and a pace in min/km, each from a stored sample. Without the figures in
     /// strapd-web's events, or without the page's rows, this fails.
     @Test func theTilesShowZoneRRSpeedCadenceAndPaceThatStrapdSent() async throws {
-        let web = try WebHarness(sensors: 3)
+        // The demo scenario rides the bike from the start: the default one may begin stopped or
+        // coasting for 30–60 s, and then no cadence reaches the tile while the page is read.
+        let web = try WebHarness(sensors: 3, strapdArguments: ["--simulate-scenario", "demo"])
         defer { web.stop() }
         try await LiveFiguresTests.setZones(web, percentOf200: Self.zonePercents)
         let addresses = try await Self.addressesByName(web)

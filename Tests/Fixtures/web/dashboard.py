@@ -204,6 +204,20 @@ def figures(driver, url, screenshot, wanted):
     return {"tiles": tiles, "screenshot": driver.save_screenshot(screenshot), "consoleErrors": console_errors(driver)}
 
 
+def wait_for(driver, read, condition, what, log, seconds=30):
+    """The page's state (the script `read` returns) once condition(state) holds; else, after
+    `seconds`, the last read, with a line in log saying what never came."""
+    deadline = time.monotonic() + seconds
+    while True:
+        state = driver.execute_script(read)
+        if condition(state):
+            return state
+        if time.monotonic() > deadline:
+            log.append("timed out waiting for " + what + ": " + json.dumps(state))
+            return state
+        time.sleep(0.2)
+
+
 def report_from_browser(script, screenshot, body):
     """Runs body(driver) in a fresh headless Chromium with a profile of its own and prints the
     JSON report it returns: the one way every script here uses the browser. The script ends

@@ -14,7 +14,7 @@ import json
 import sys
 import time
 
-from dashboard import RENAME, WATCH, console_errors, report_from_browser
+from dashboard import RENAME, WATCH, console_errors, report_from_browser, wait_for
 
 POLL_SECONDS = 30
 
@@ -39,15 +39,7 @@ return {state: $('state') ? $('state').textContent : null,
 
 def wait(driver, condition, what, log):
     """The page's state once condition(state) holds; else the last read, noted in log."""
-    deadline = time.monotonic() + POLL_SECONDS
-    while True:
-        state = driver.execute_script(READ)
-        if condition(state):
-            return state
-        if time.monotonic() > deadline:
-            log.append("timed out waiting for " + what + ": " + json.dumps(state))
-            return state
-        time.sleep(0.2)
+    return wait_for(driver, READ, condition, what, log, POLL_SECONDS)
 
 
 def click(driver, table, address, label):

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import WATCH, console_errors, report_from_browser
+from dashboard import WATCH, console_errors, report_from_browser, wait_for
 
 POLL_SECONDS = 30
 UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
@@ -38,15 +38,7 @@ return {detail: $('detail') ? ($('detail').hidden ? null : ($('detail').dataset.
 
 def wait(driver, condition, what, log):
     """The page's state once condition(state) holds; else the last read, noted in log."""
-    deadline = time.monotonic() + POLL_SECONDS
-    while True:
-        state = driver.execute_script(READ)
-        if condition(state):
-            return state
-        if time.monotonic() > deadline:
-            log.append("timed out waiting for " + what + ": " + json.dumps(state))
-            return state
-        time.sleep(0.2)
+    return wait_for(driver, READ, condition, what, log, POLL_SECONDS)
 
 
 def strapctl_run(strapctl, socket, *args):

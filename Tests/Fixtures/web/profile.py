@@ -9,11 +9,10 @@ screenshot, then saves a weight strapd refuses (0) and reads the message the pag
 Like dashboard.py it asserts nothing: it prints one JSON report, and the Swift test holds it
 to what `profile.get` answers afterwards.
 """
-import json
 import sys
 import time
 
-from dashboard import WATCH, console_errors, report_from_browser
+from dashboard import WATCH, console_errors, report_from_browser, wait_for
 
 POLL_SECONDS = 30
 
@@ -29,15 +28,7 @@ return {state: $('state') ? $('state').textContent : null,
 
 def wait(driver, condition, what, log):
     """The page's state once condition(state) holds; else the last read, noted in log."""
-    deadline = time.monotonic() + POLL_SECONDS
-    while True:
-        state = driver.execute_script(READ)
-        if condition(state):
-            return state
-        if time.monotonic() > deadline:
-            log.append("timed out waiting for " + what + ": " + json.dumps(state))
-            return state
-        time.sleep(0.2)
+    return wait_for(driver, READ, condition, what, log, POLL_SECONDS)
 
 
 def save_weight(driver, weight):
