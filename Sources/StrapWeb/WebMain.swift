@@ -1,6 +1,8 @@
 import CShims
 import Dispatch
+import FoundationEssentials
 import Glibc
+import StrapOS
 
 /// strapd-web's command line (strapd-web --help).
 public struct WebOptions: Equatable, Sendable {
@@ -75,6 +77,11 @@ public enum WebMain {
         }
         let options: WebOptions
         do { options = try WebOptions(arguments: arguments) } catch { fail("\(error)\n\(WebOptions.usage)", code: 2) }
+        // As strapd does (StrapOS): few arenas, large blocks in mappings of their own, so what a
+        // burst of connections (a thread each) allocated goes back when they end.
+        let environment = ProcessInfo.processInfo.environment
+        MallocArenas.limit(to: 2, environment: environment)
+        MallocArenas.returnFreedMemory(environment: environment)
         let listener: Listener
         let token: String, overlayToken: String
         var tls: TLSMaterial?
@@ -112,6 +119,18 @@ public enum WebMain {
         } catch { fail("\(error)", code: 1) }
         // The token stays out of the log (journals are widely readable): the URL file, 0600, has it.
         writeError("strapd-web: listening on \(tls != nil ? "https" : "http")://\(listener.address)/ (strapd at \(options.socket)); the URL with the token is in \(options.stateDirectory)/\(AccessToken.urlFileName), the overlay's in \(AccessToken.overlayURLFileName)\n")
+
+        // Start-up leaves most of the static binary's code and read-only data mapped, of which
+        // serving touches little (StrapOS.CodePages): handed back now and each minute, with the
+        // heap's free pages; the page cache keeps them for the next fault.
+        let memory = DispatchSource.makeTimerSource(queue: .main)
+        memory.schedule(deadline: .now() + 1, repeating: 60)
+        memory.setEventHandler {
+            MallocArenas.trim()
+            _ = try? CodePages.release()
+            _ = try? CodePages.releaseProgramReadOnlyData()
+        }
+        memory.resume()
 
         signal(SIGTERM, SIG_IGN)
         signal(SIGINT, SIG_IGN)
