@@ -14,16 +14,17 @@ let namedTimeZones: [LinkerSetting] = [
 ]
 
 /// Release builds of strapd lay out the functions it runs while it streams next to each other
-/// (`Sources/strapd/hot-path.order`, made by `scripts/hot-path-order.sh`): the kernel maps a
+/// (`Sources/strapd/hot-path.order`, made by `scripts/hot-path-order.sh`), and strapd-web those
+/// it runs relaying a live stream to a page (`Sources/strapd-web/hot-path.order`, `--web`): the kernel maps a
 /// program's file pages 64 KiB around each fault, so code spread over the binary's 14 MB stayed
 /// resident in whole 64 KiB neighbourhoods (docs/benchmarks.md, "What strapd's resident set is
 /// made of"). Swift already gives each global function a section of its own; lld places the
 /// sections holding listed symbols first. A stale list only costs locality. Debug builds (the
 /// tests) and strapctl are linked as before.
-let hotPathLayout: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/strapd/hot-path.order",
-                  "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release)),
-]
+func hotPathLayout(_ program: String) -> [LinkerSetting] {
+    [.unsafeFlags(["-use-ld=lld", "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/Sources/\(program)/hot-path.order",
+                   "-Xlinker", "--no-warn-symbol-ordering"], .when(configuration: .release))]
+}
 
 let package = Package(
     name: "strapd",
@@ -107,11 +108,11 @@ let package = Package(
         .target(name: "StrapWeb", dependencies: ["StrapKit", "StrapWire", "StrapModel", "StrapExport", "StrapOS", "CMicroHTTPD", "CSystemd", "CShims"]),
 
         // Layer 6: executables and their testable command logic.
-        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout),
+        .executableTarget(name: "strapd", dependencies: ["StrapDaemon"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout("strapd")),
         // strapctl's commands; it talks to strapd through StrapKit, the one client library.
         .target(name: "StrapControl", dependencies: ["StrapKit", "StrapOS", "StrapGATT", "StrapWire", "StrapModel", "StrapExport", "CShims"]),
         .executableTarget(name: "strapctl", dependencies: ["StrapControl", "CShims"], linkerSettings: namedTimeZones),
-        .executableTarget(name: "strapd-web", dependencies: ["StrapWeb"], linkerSettings: namedTimeZones),
+        .executableTarget(name: "strapd-web", dependencies: ["StrapWeb"], exclude: ["hot-path.order"], linkerSettings: namedTimeZones + hotPathLayout("strapd-web")),
         .executableTarget(name: "strap-store-torture", dependencies: ["StrapStore", "StrapModel", "CShims"]),
         // The client library (docs/client.md): only the pure layers and the OS edge, so an
         // application links no daemon code.
