@@ -149,7 +149,7 @@ final class SSEClient: @unchecked Sendable {
                 count += 1
                 let rest = frame[eventAt.upperBound...]
                 guard rest.hasPrefix("sample\n"), record, let dataAt = rest.range(of: "data: ") else { continue }
-                frames.append(Arrival(key: String(rest[dataAt.upperBound...].prefix { $0 != "\n" }), nanos: now))
+                frames.append(Arrival(key: Self.withoutFigures(rest[dataAt.upperBound...].prefix { $0 != "\n" }), nanos: now))
             }
             if count > 0 {
                 state.withLock {
@@ -158,6 +158,14 @@ final class SSEClient: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The sample as strapd sent it: strapd-web's relay adds the dashboard's `figures` object
+    /// (flat, and written last, as the relay appends it) to some samples, which strapd's own
+    /// stream does not carry.
+    static func withoutFigures(_ line: Substring) -> String {
+        guard let figures = line.range(of: #","figures":{"#, options: .backwards) else { return String(line) }
+        return String(line[..<figures.lowerBound]) + "}"
     }
 
     /// The index of the first "\n\n" (the end of a Server-Sent Events frame).
