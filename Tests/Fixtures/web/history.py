@@ -55,9 +55,20 @@ def run(driver, url, screenshot, strapctl, socket, strap, downloads):
                            "--device", strap)
     session = re.search(UUID, started).group(0)
     time.sleep(6)
-    strapctl_run(strapctl, socket, "workout", "end", session)
-    # The store's samples are durable a sync interval after they arrive: give it that.
-    time.sleep(3)
+    ended = strapctl_run(strapctl, socket, "workout", "end", session)
+    # The store's samples are durable a sync interval after they arrive, longer on a loaded
+    # machine (ASan, a benchmark beside it): a download before the last of them landed differs
+    # from strapctl's export afterwards (seen once). So wait until strapctl exports the same
+    # file twice, a second apart.
+    saved = re.search(UUID, ended).group(0)
+    settled, previous = time.monotonic() + POLL_SECONDS, None
+    while time.monotonic() < settled:
+        export = subprocess.run([strapctl, "--socket", socket, "workout", "export", saved, "--format", "fit", "-o", "-"],
+                                capture_output=True, timeout=30).stdout
+        if export and export == previous:
+            break
+        previous = export
+        time.sleep(1)
 
     os.makedirs(downloads, exist_ok=True)
     driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads})
