@@ -204,6 +204,16 @@ def figures(driver, url, screenshot, wanted):
     return {"tiles": tiles, "screenshot": driver.save_screenshot(screenshot), "consoleErrors": console_errors(driver)}
 
 
+def finish(driver, report, screenshot):
+    """The report's closing members every page script gives: the screenshot, the CSP violations
+    and alerts the watch recorded (WATCH), and the console's errors."""
+    report["screenshot"] = driver.save_screenshot(screenshot)
+    report["violations"] = driver.execute_script("return window.__cspViolations")
+    report["alerts"] = driver.execute_script("return window.__alerts")
+    report["consoleErrors"] = console_errors(driver)
+    return report
+
+
 def wait_for(driver, read, condition, what, log, seconds=30):
     """The page's state (the script `read` returns) once condition(state) holds; else, after
     `seconds`, the last read, with a line in log saying what never came."""

@@ -14,7 +14,7 @@ import json
 import sys
 import time
 
-from dashboard import RENAME, WATCH, console_errors, report_from_browser, wait_for
+from dashboard import RENAME, WATCH, console_errors, finish, report_from_browser, wait_for
 
 POLL_SECONDS = 30
 
@@ -85,11 +85,7 @@ def forget(driver, url, screenshot, address):
     gone = wait(driver, lambda s: s["state"] == "forgot " + address, "the forget", log)
     report["after"] = [d["address"] for d in gone["devices"]]
     report["message"] = gone["message"]
-    report["screenshot"] = driver.save_screenshot(screenshot)
-    report["violations"] = driver.execute_script("return window.__cspViolations")
-    report["alerts"] = driver.execute_script("return window.__alerts")
-    report["consoleErrors"] = console_errors(driver)
-    return report
+    return finish(driver, report, screenshot)
 
 
 def hostile(driver, url, screenshot, name):
@@ -102,11 +98,7 @@ def hostile(driver, url, screenshot, name):
     report["devices"] = loaded["devices"]
     report["found"] = scanned["found"]
     report["images"] = scanned["images"]
-    report["screenshot"] = driver.save_screenshot(screenshot)
-    report["violations"] = driver.execute_script("return window.__cspViolations")
-    report["alerts"] = driver.execute_script("return window.__alerts")
-    report["consoleErrors"] = console_errors(driver)
-    return report
+    return finish(driver, report, screenshot)
 
 
 def noadmin(driver, url, screenshot):

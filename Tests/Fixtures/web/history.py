@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import WATCH, console_errors, report_from_browser, wait_for
+from dashboard import WATCH, finish, report_from_browser, wait_for
 
 POLL_SECONDS = 30
 UUID = r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
@@ -118,11 +118,7 @@ def run(driver, url, screenshot, strapctl, socket, strap, downloads):
         report["download"] = os.path.join(downloads, files[0])
     else:
         log.append("no FIT file downloaded: " + json.dumps(os.listdir(downloads)))
-    report["screenshot"] = driver.save_screenshot(screenshot)
-    report["violations"] = driver.execute_script("return window.__cspViolations")
-    report["alerts"] = driver.execute_script("return window.__alerts")
-    report["consoleErrors"] = console_errors(driver)
-    return report
+    return finish(driver, report, screenshot)
 
 
 def main():

@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 
-from dashboard import RENAME, WATCH, console_errors, report_from_browser, wait_for
+from dashboard import RENAME, WATCH, finish, report_from_browser, wait_for
 
 POLL_SECONDS = 30
 
@@ -95,11 +95,7 @@ def run(driver, url, screenshot, strapctl, socket, strap):
     click(driver, "lap")
     report["mirroredAfterLap"] = wait(driver, lambda s: s["laps"] == "2" and s["elapsed"] not in ("0:00", "0:01"),
                                       "the mirrored session's lap 2 and its clock running", log)
-    report["screenshot"] = driver.save_screenshot(screenshot)
-    report["violations"] = driver.execute_script("return window.__cspViolations")
-    report["alerts"] = driver.execute_script("return window.__alerts")
-    report["consoleErrors"] = console_errors(driver)
-    return report
+    return finish(driver, report, screenshot)
 
 
 def hostile(driver, url, screenshot, name):
