@@ -6,10 +6,15 @@ public struct RawEvent: Sendable, Equatable {
     public let kind: String
     /// Its `data` object.
     public let data: JSONObject
+    /// The `data` object's JSON text exactly as the daemon wrote it, for a stream opened with
+    /// `keepingJSON` (nil otherwise): a relay hands it on as it came, without writing the
+    /// parsed object out again.
+    public let dataJSON: ArraySlice<UInt8>?
 
-    public init(kind: String, data: JSONObject) {
+    public init(kind: String, data: JSONObject, dataJSON: ArraySlice<UInt8>? = nil) {
         self.kind = kind
         self.data = data
+        self.dataJSON = dataJSON
     }
 }
 
@@ -41,7 +46,11 @@ public struct RawEventStream: AsyncSequence, Sendable {
                 index = 0
             }
             defer { index += 1 }
-            return RawEvent(kind: batch[index].kind, data: batch[index].data)
+            let event = batch[index]
+            if case let .bytes(line, range) = event.body {
+                return RawEvent(kind: event.kind, data: event.data, dataJSON: line[range])
+            }
+            return RawEvent(kind: event.kind, data: event.data)
         }
     }
 

@@ -120,11 +120,13 @@ public final class StrapStore: Sendable {
     /// after the stream's `finished` or `cancelled` event; an `error` event throws its
     /// ``StrapKitError``, a `shutdown` ``StrapKitError/shuttingDown``. Ending the iteration early
     /// cancels the stream; ``RawEventStream/cancel()`` cancels it and still delivers what the
-    /// daemon sends up to its `cancelled` event.
-    public func rawStream(_ op: String, _ params: JSONObject = [:]) async throws -> (result: JSONObject, events: RawEventStream) {
+    /// daemon sends up to its `cancelled` event. `keepingJSON`: each event also carries its
+    /// data's text as the daemon wrote it (``RawEvent/dataJSON``).
+    public func rawStream(_ op: String, _ params: JSONObject = [:], keepingJSON: Bool = false) async throws
+        -> (result: JSONObject, events: RawEventStream) {
         let connection = try await link.connection()
         let id = nextID.add(1, ordering: .relaxed).oldValue
-        let (first, events) = try await connection.openStream(id: id, op: op, params: params)
+        let (first, events) = try await connection.openStream(id: id, op: op, params: params, raw: keepingJSON)
         return (try first.object(), RawEventStream(events: events, cancel: { [weak connection] in
             connection?.cancelStream(id, keepEvents: true)
         }))

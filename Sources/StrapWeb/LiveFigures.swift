@@ -25,10 +25,16 @@ public struct LiveFigures: Sendable {
 
     public init(zones: HeartRateZones? = nil) { self.zones = zones }
 
+    /// The sample types `figures(for:)` has a figure for, by their protocol names.
+    static let typesWithFigures: Set<String> = Set([QuantityType.heartRate, .heartbeatSeries, .cyclingSpeed, .runningSpeed].map(\.rawValue))
+
     /// The figures for a `sample` event's data, nil when its type has none (or it does not
     /// decode as a sample).
     public mutating func figures(for data: JSONObject) -> JSONObject? {
-        guard let sample = try? Sample(protocolObject: data) else { return nil }
+        // Most of a live stream has no figure (cadence, distance, battery…): those are not
+        // decoded into a Sample at all, the larger part of a relayed event's cost.
+        guard case .string(let type)? = data["type"], Self.typesWithFigures.contains(type),
+              let sample = try? Sample(protocolObject: data) else { return nil }
         switch sample.type {
         case .heartRate:
             guard let zones, sample.isHeartRateReading else { return nil }

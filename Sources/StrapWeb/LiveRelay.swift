@@ -42,17 +42,23 @@ public final class LiveRelay: Sendable {
     /// events go out named `workout.<kind>` so a page learns of every session on the box
     /// (mirroring) without polling.
     public func start(_ link: DaemonLink) {
+        // The live stream is consumed on StrapKit's reader thread (its task executor): an
+        // event is read, relayed and handed to the pages' connections on one thread, with no
+        // wake-up of Swift's cooperative pool between (a third of an idle dashboard's CPU).
+        // `publish` never blocks: it queues frames and signals the connections' threads.
         Task.detached { [self] in
-            while !state.withLock({ $0.stopped }) {
-                do {
-                    let (_, events) = try await link.store.rawStream("live.subscribe", [:])
-                    state.withLock { $0.subscribed = true }
-                    for try await event in events { publish(event) }
-                } catch {
-                    // strapd away or stopping: the next attempt says whether it is back.
+            await withTaskExecutorPreference(link.store.executor) {
+                while !state.withLock({ $0.stopped }) {
+                    do {
+                        let (_, events) = try await link.store.rawStream("live.subscribe", [:], keepingJSON: true)
+                        state.withLock { $0.subscribed = true }
+                        for try await event in events { publish(event) }
+                    } catch {
+                        // strapd away or stopping: the next attempt says whether it is back.
+                    }
+                    state.withLock { $0.subscribed = false }
+                    try? await Task.sleep(for: .seconds(1))
                 }
-                state.withLock { $0.subscribed = false }
-                try? await Task.sleep(for: .seconds(1))
             }
         }
         Task.detached { [self] in
@@ -119,13 +125,9 @@ public final class LiveRelay: Sendable {
     }
 
     func publish(_ event: RawEvent) {
-        var event = event
+        var figures: JSONObject?
         if event.kind == "sample" {
-            if let figures = state.withLock({ $0.figures.figures(for: event.data) }) {
-                var data = event.data
-                data["figures"] = .object(figures)
-                event = RawEvent(kind: event.kind, data: data)
-            }
+            figures = state.withLock { $0.figures.figures(for: event.data) }
         } else if event.kind == "link", case .bool(false)? = event.data["up"], case .string(let address)? = event.data["address"] {
             state.withLock { $0.figures.forget(address: address) }
         }
@@ -140,7 +142,7 @@ public final class LiveRelay: Sendable {
             if case .string(let n)? = device["name"] { name = n }
             if let value { state.withLock { $0.heartRates[address] = HeartRate(name: name, beatsPerMinute: value) } }
         }
-        let chunk = EventStream.frame(event: event.kind, data: JSONWriter.bytes(.object(event.data)))
+        let chunk = EventStream.frame(event: event.kind, data: Self.relayedData(event, figures: figures))
         let streams = state.withLock { s in s.subscribers.map { (stream: $0.value, overlay: s.overlays.contains($0.key)) } }
         // Cut only when an overlay listens: most samples reach dashboards alone.
         let overlayChunk = !streams.contains { $0.overlay } ? nil
@@ -148,6 +150,27 @@ public final class LiveRelay: Sendable {
         for (stream, overlay) in streams {
             if !overlay { stream.push(chunk) } else if let overlayChunk { stream.push(overlayChunk) }
         }
+    }
+
+    /// An event's data as a page gets it: strapd's own JSON text when the stream kept it
+    /// (StrapKit's `keepingJSON`), with the figures appended as its last member; written out
+    /// from the parsed object otherwise (events strapd-web makes itself, or a line StrapKit
+    /// had to parse whole).
+    static func relayedData(_ event: RawEvent, figures: JSONObject?) -> [UInt8] {
+        if let text = event.dataJSON, text.first == UInt8(ascii: "{"), text.last == UInt8(ascii: "}"), event.data["figures"] == nil {
+            guard let figures else { return Array(text) }
+            var out: [UInt8] = []
+            out.reserveCapacity(text.count + 96)
+            out.append(contentsOf: text.dropLast())
+            if !event.data.isEmpty { out.append(UInt8(ascii: ",")) }
+            out.appendLiteral("\"figures\":")
+            JSONWriter.write(.object(figures), into: &out)
+            out.append(UInt8(ascii: "}"))
+            return out
+        }
+        var data = event.data
+        if let figures { data["figures"] = .object(figures) }
+        return JSONWriter.bytes(.object(data))
     }
 
     /// A heart-rate sample as the overlay gets it: type, value, and the device's address and
@@ -181,7 +204,14 @@ public final class EventStream: ResponseStream, Sendable {
 
     static func frame(event: String, data: [UInt8]) -> [UInt8] {
         // JSONWriter escapes line breaks inside strings, so the data is one line.
-        Array("event: \(event)\ndata: ".utf8) + data + Array("\n\n".utf8)
+        var frame: [UInt8] = []
+        frame.reserveCapacity(event.utf8.count + data.count + 16)
+        frame.appendLiteral("event: ")
+        frame.append(contentsOf: event.utf8)
+        frame.appendLiteral("\ndata: ")
+        frame.append(contentsOf: data)
+        frame.appendLiteral("\n\n")
+        return frame
     }
 
     func push(_ frame: [UInt8]) {

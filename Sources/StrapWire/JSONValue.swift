@@ -51,6 +51,13 @@ public struct JSONObject: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// Appends a member the caller knows is not there yet (the parser, which has just checked).
+    mutating func appendAbsent(_ key: String, _ value: JSONValue) {
+        // Room for a sample's members at once rather than growing 1, 2, 4, 8.
+        if entries.isEmpty { entries.reserveCapacity(8) }
+        entries.append((key, value))
+    }
+
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.entries.count == rhs.entries.count else { return false }
         // Equality is by content; order matters only for output.

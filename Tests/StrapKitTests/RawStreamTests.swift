@@ -1,5 +1,6 @@
 import Foundation
 import StrapKit
+import StrapWire
 import Testing
 
 /// What a command-line client needs beside the typed API: a synchronous connect that tells a
@@ -42,6 +43,34 @@ import Testing
         #expect(added >= 1)
         #expect(kinds.last == "cancelled")
         #expect(await eventually { store.outstandingRequests == 0 })
+    }
+
+    /// `keepingJSON`: each event also carries its data's text as strapd wrote it, which parses
+    /// to the same object; without it there is no text.
+    @Test func aStreamKeepingJSONCarriesTheDataAsTheDaemonWroteIt() async throws {
+        let h = try DaemonHarness()
+        defer { h.close() }
+        try h.advance(to: 10)
+        let store = StrapStore(socket: h.socketPath)
+        defer { store.close() }
+        for keeping in [true, false] {
+            let (_, events) = try await store.rawStream("samples.anchored", ["follow": .bool(true), "limit": .int(100_000)], keepingJSON: keeping)
+            try h.advance(to: keeping ? 20 : 30)
+            var seen = 0
+            for try await event in events where event.kind == "added" {
+                if keeping {
+                    let text = try #require(event.dataJSON)
+                    #expect(text.first == UInt8(ascii: "{") && text.last == UInt8(ascii: "}"))
+                    #expect(try JSONParser.parse(text) == .object(event.data))
+                    #expect(!event.data.isEmpty)
+                } else {
+                    #expect(event.dataJSON == nil)
+                }
+                seen += 1
+                if seen == 1 { events.cancel() }
+            }
+            #expect(seen >= 1)
+        }
     }
 
     @Test func aRawStreamsFailureIsTheTypedError() async throws {

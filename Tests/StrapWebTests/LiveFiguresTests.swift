@@ -1,7 +1,7 @@
 import Testing
 import StrapKit
 import StrapModel
-import StrapWeb
+@testable import StrapWeb
 import StrapWire
 
 /// The figures strapd-web adds to live samples for the dashboard's tiles (docs/web.md, "The
@@ -158,5 +158,25 @@ import StrapWire
         #expect(standing?["secondsPerKilometre"] == nil, "no pace standing still")
         #expect(figures.figures(for: Self.sample("cyclingCadence", value: 90, start: Self.origin)) == nil)
         #expect(figures.figures(for: ["type": .string("heartRate")]) == nil, "not a sample")
+    }
+    /// The relay hands strapd's own text on (StrapKit's `keepingJSON`) and appends the figures
+    /// as its last member; the result is the JSON of the data with the figures added, as when
+    /// the parsed object is written out (events strapd-web makes itself).
+    @Test func theRelayAppendsTheFiguresToStrapdsOwnText() throws {
+        let text = Array(#"{"type":"heartRate","value":150,"device":{"address":"AA:BB","name":"<b>"},"unit":"count/min"}"#.utf8)
+        guard case .object(let data) = try JSONParser.parse(text) else { Issue.record("not an object"); return }
+        let figures: JSONObject = ["zone": .int(4)]
+        let kept = RawEvent(kind: "sample", data: data, dataJSON: text[...])
+        let relayed = LiveRelay.relayedData(kept, figures: figures)
+        #expect(String(decoding: relayed, as: UTF8.self) == String(decoding: text.dropLast(), as: UTF8.self) + #","figures":{"zone":4}}"#)
+        var withFigures = data
+        withFigures["figures"] = .object(figures)
+        #expect(try JSONParser.parse(relayed) == .object(withFigures))
+        // Without figures the text goes as it came; without text the object is written out.
+        #expect(LiveRelay.relayedData(kept, figures: nil) == text)
+        #expect(LiveRelay.relayedData(RawEvent(kind: "sample", data: data), figures: figures) == JSONWriter.bytes(.object(withFigures)))
+        // An empty object gets no stray comma.
+        let empty = RawEvent(kind: "sample", data: [:], dataJSON: Array("{}".utf8)[...])
+        #expect(String(decoding: LiveRelay.relayedData(empty, figures: figures), as: UTF8.self) == #"{"figures":{"zone":4}}"#)
     }
 }

@@ -8,13 +8,14 @@ import Synchronization
 /// more live subscriber of strapd, so what it adds is the time between strapd's own stream
 /// handing a sample to a client and strapd-web's handing it to a page.
 enum WebFanOut {
-    /// A sample's identity on both streams: its data as strapd-web writes it. strapd-web
-    /// relays the object StrapKit read with StrapWire's JSONWriter, which keeps the fields'
-    /// order, so writing what our own StrapKit client read gives the same bytes; the 100
-    /// readers compare lines and parse nothing. (A sample written differently would show up
-    /// as a missing delivery, which the run reports.)
-    static func sampleKey(_ data: JSONObject) -> String {
-        String(decoding: JSONWriter.bytes(.object(data)), as: UTF8.self)
+    /// A sample's identity on both streams: its data's text as strapd wrote it. strapd-web
+    /// relays that text (StrapKit's `keepingJSON`) with the dashboard's figures appended, which
+    /// the readers cut off again, and strap-bench's own StrapKit client keeps the same text;
+    /// the 100 readers compare lines and parse nothing. (A sample written differently would
+    /// show up as a missing delivery, which the run reports.)
+    static func sampleKey(_ event: RawEvent) -> String {
+        guard let text = event.dataJSON else { return String(decoding: JSONWriter.bytes(.object(event.data)), as: UTF8.self) }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// strapd's own stream, read through StrapKit: each sample's arrival (monotonic) and its
@@ -40,7 +41,7 @@ enum WebFanOut {
 
         init(socket: String) throws {
             store = StrapStore(socket: socket)
-            let events = try ClientBench.blocking { [store] in try await store.rawStream("live.subscribe", [:]).events }
+            let events = try ClientBench.blocking { [store] in try await store.rawStream("live.subscribe", [:], keepingJSON: true).events }
             task.withLock {
                 $0 = Task.detached { [self] in
                     let formatter = ISO8601DateFormatter()
@@ -49,7 +50,7 @@ enum WebFanOut {
                         for try await event in events where event.kind == "sample" {
                             let now = monotonicNanos()
                             let wall = Date()
-                            let key = WebFanOut.sampleKey(event.data)
+                            let key = WebFanOut.sampleKey(event)
                             var since: Double?
                             if case .string(let end)? = event.data["end"],
                                let date = formatter.date(from: end) {
