@@ -12,6 +12,13 @@ import Testing
         #expect(try parse("9223372036854775807") == .int(.max))
         // One past Int64: still a number, as a double.
         #expect(try parse("9223372036854775808") == .double(9_223_372_036_854_775_808))
+        // Integers are read from their digits: Int64's lower end, and one past it.
+        #expect(try parse("-9223372036854775808") == .int(.min))
+        #expect(try parse("-9223372036854775809") == .double(-9_223_372_036_854_775_809))
+        #expect(try parse("[0,-7,1234567890123]") == .array([.int(0), .int(-7), .int(1_234_567_890_123)]))
+        // A slice of a longer line parses in place (StrapKit hands the value's range).
+        let line = Array(#"xx{"a":"b","n":3}yy"#.utf8)
+        #expect(try JSONParser.parse(line[2..<(line.count - 2)]) == .object(["a": .string("b"), "n": .int(3)]))
         #expect(try parse("true") == .bool(true))
         #expect(try parse(" null ") == .null)
     }
@@ -20,6 +27,10 @@ import Testing
         #expect(try parse(#""a\"b\\c\/\n\t""#) == .string("a\"b\\c/\n\t"))
         #expect(try parse(#""\u00e9\ud83d\ude00""#) == .string("é😀"))
         #expect(try parse("\"héllo\"") == .string("héllo"))
+        // ASCII takes the fast path; bytes past ASCII are still checked as UTF-8.
+        #expect(try parse("\"plain ascii 123\"") == .string("plain ascii 123"))
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0x61, 0xC3, 0x22]) }
+        #expect(throws: JSONParseError.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
     }
 
     @Test(arguments: [
