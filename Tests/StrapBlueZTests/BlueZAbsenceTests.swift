@@ -66,7 +66,11 @@ struct SystemBusAddressTests {
         let child = Process()
         child.executableURL = probe
         child.arguments = ["system-bus"]
-        child.environment = ["PATH": "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": mock.bus.address]
+        // Explicit, plus the run's sanitizer settings (the ASan run turns leak detection off,
+        // and sd-bus's allocations are still held at exit).
+        var environment = ["PATH": "/usr/bin:/bin", "DBUS_SYSTEM_BUS_ADDRESS": mock.bus.address]
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "SWIFT_BACKTRACE"] { environment[name] = ProcessInfo.processInfo.environment[name] }
+        child.environment = environment
         let out = Pipe()
         child.standardOutput = out
         try child.run()

@@ -22,6 +22,16 @@ final class ProbeChild {
         return path
     }
 
+    /// What every probe gets besides the test's variables: a PATH, and the run's sanitizer and
+    /// backtrace settings (the ASan run turns leak detection off; a probe built with ASan would
+    /// otherwise fail at exit on sd-bus's and Dispatch's allocations). Read, never written.
+    static let inherited: [String: String] = {
+        let own = ProcessInfo.processInfo.environment
+        var variables = ["PATH": "/usr/bin:/bin"]
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "UBSAN_OPTIONS", "SWIFT_BACKTRACE"] { variables[name] = own[name] }
+        return variables
+    }()
+
     /// `ownPID` names variables set to the child's own pid, as systemd sets WATCHDOG_PID and
     /// LISTEN_PID: a shell exports `$$` and execs the probe, which keeps the pid.
     init(_ arguments: [String], environment: [String: String] = [:], ownPID: [String] = []) throws {
@@ -48,7 +58,7 @@ final class ProbeChild {
             let exports = ownPID.map { "export \($0)=$$; " }.joined()
             (program, argv) = ("/bin/sh", ["/bin/sh", "-c", exports + "exec \"$0\" \"$@\"", probe] + arguments)
         }
-        let variables = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
+        let variables = Self.inherited.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         let cArgv = argv.map { strdup($0) } + [nil]
         let cEnvp = variables.map { strdup($0) } + [nil]
         defer { (cArgv + cEnvp).forEach { free($0) } }
