@@ -18,9 +18,14 @@ import Testing
         let ownSocket = dir.directory + "/own.sock"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.activator)
-        p.arguments = ["-l", dir.socket, DaemonProcess.binary, "--state-dir", dir.directory + "/state", "--socket", ownSocket,
-                       "--set", "daemon.socket_group=", "--simulate=1", "--log-level", "notice"]
-        // Explicit, as every child's: the activator adds LISTEN_* for strapd.
+        // The activator hands strapd only PATH, TERM, USER, HOME and LISTEN_*, and what `-E`
+        // names: the run's sanitizer settings (the ASan run turns leak detection off).
+        let sanitizer = ["ASAN_OPTIONS", "LSAN_OPTIONS", "SWIFT_BACKTRACE"].compactMap { name in
+            ProcessInfo.processInfo.environment[name].map { "\(name)=\($0)" }
+        }
+        p.arguments = ["-l", dir.socket] + sanitizer.flatMap { ["-E", $0] }
+            + [DaemonProcess.binary, "--state-dir", dir.directory + "/state", "--socket", ownSocket,
+               "--set", "daemon.socket_group=", "--simulate=1", "--log-level", "notice"]
         p.environment = ["PATH": "/usr/bin:/bin"]
         _ = FileManager.default.createFile(atPath: dir.logPath, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: dir.logPath) ?? FileHandle.nullDevice
