@@ -134,8 +134,12 @@ let package = Package(
         .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
         .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapOS", "StrapModel", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
-        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapOS", "StrapWire", "CShims"]),
-        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport"]),
+        // The child in which tests run what reads the process environment (libsystemd's
+        // sd_notify, sd_watchdog_enabled, sd_listen_fds, sd_bus_open_system), since no test may
+        // change its own (docs/testing.md, "The environment"). Shipped in no product.
+        .executableTarget(name: "strap-env-probe", dependencies: ["StrapSystem", "StrapBlueZ", "StrapDBus"], path: "Tests/EnvironmentProbe"),
+        .testTarget(name: "StrapSystemTests", dependencies: ["StrapSystem", "StrapOS", "StrapWire", "CShims", "strap-env-probe"]),
+        .testTarget(name: "StrapBlueZTests", dependencies: ["StrapBlueZ", "StrapDBus", "StrapGATT", "MockBlueZSupport", "strap-env-probe"]),
         .testTarget(name: "StrapSimulatorTests", dependencies: ["StrapSimulator", "StrapGATT"]),
         .testTarget(name: "StrapBluetoothTests", dependencies: ["StrapBluetooth", "StrapIngest", "StrapSystem", "MockBlueZSupport"]),
         .testTarget(name: "StrapDaemonTests", dependencies: ["StrapDaemon", "StrapIngest", "StrapStore", "StrapWorkout", "StrapExport",

@@ -33,10 +33,14 @@ public final class Daemon: @unchecked Sendable {
     private var mqttService: MQTTService?
     private let environment: [String: String]
     /// sd_notify reads NOTIFY_SOCKET from the process environment; the daemon only talks to
-    /// systemd when the environment it was started with names a socket. In production that is
-    /// the same thing; in the tests, daemons run in-process next to tests that point
-    /// NOTIFY_SOCKET at their own listener, which a daemon must not write into.
+    /// systemd when the environment it was given names a socket. In production that is the
+    /// same thing (strapd passes its own); in the tests, daemons run in-process with an empty
+    /// one, and a test runner started by a service manager must not hear READY=1 from them.
     private var underSystemd: Bool { environment["NOTIFY_SOCKET"] != nil }
+    /// The same for socket activation: sd_listen_fds(1) unsets LISTEN_* in the process
+    /// environment, which an in-process test daemon must never touch (docs/testing.md, "The
+    /// environment"), so it is asked only when the daemon's environment names a LISTEN_PID.
+    private var maybeSocketActivated: Bool { environment["LISTEN_PID"] != nil }
     /// Confined to `queue`.
     private var lastStatus = ""
     /// Confined to `queue`.
@@ -85,6 +89,7 @@ public final class Daemon: @unchecked Sendable {
         let source = SourceService(options: options, configuration: c, logger: logger, seed: UInt64(startedAt))
         let workouts = WorkoutsService(store: store, configuration: c, logger: logger)
         let frontEnd = FrontEndService(store: store, workouts: workouts, source: source, configuration: c, logger: logger,
+                                       maybeSocketActivated: maybeSocketActivated,
                                        status: { [weak self] in self?.currentStatus() ?? DaemonStatus.empty },
                                        storeDegraded: { [weak self] in self?.storeDegradedChanged($0) })
         let recorder = options.record.map { RecorderService(path: $0, frontEnd: frontEnd) }

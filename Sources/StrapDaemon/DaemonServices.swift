@@ -78,6 +78,7 @@ final class FrontEndService: LifecycleService {
     private let source: SourceService
     private let configuration: Configuration
     private let logger: Logger
+    private let maybeSocketActivated: Bool
     private let status: @Sendable () -> DaemonStatus
     private let storeDegraded: @Sendable (StoreStage.Health) -> Void
     private(set) var frontEnd: DaemonFrontEnd?
@@ -86,12 +87,13 @@ final class FrontEndService: LifecycleService {
     private(set) var activated = false
 
     init(store: StoreService, workouts: WorkoutsService, source: SourceService, configuration: Configuration, logger: Logger,
-         status: @escaping @Sendable () -> DaemonStatus, storeDegraded: @escaping @Sendable (StoreStage.Health) -> Void) {
+         maybeSocketActivated: Bool, status: @escaping @Sendable () -> DaemonStatus, storeDegraded: @escaping @Sendable (StoreStage.Health) -> Void) {
         storeService = store
         workoutsService = workouts
         self.source = source
         self.configuration = configuration
         self.logger = logger
+        self.maybeSocketActivated = maybeSocketActivated
         self.status = status
         self.storeDegraded = storeDegraded
     }
@@ -100,7 +102,7 @@ final class FrontEndService: LifecycleService {
         guard let store = storeService.store else { throw .store("not open") }
         let c = configuration
         let log = logger
-        let (listener, activated) = try DaemonSetup.listener(c) { log.warning($0) }
+        let (listener, activated) = try DaemonSetup.listener(c, maybeSocketActivated: maybeSocketActivated) { log.warning($0) }
         let devicesConfig = c.devices
         let profiles = workoutsService.workouts?.profiles
         let status = status, storeDegraded = storeDegraded, source = source

@@ -138,10 +138,11 @@ enum DaemonSetup {
         return "#\(uid)"
     }
 
-    /// The socket systemd passed us, else our own bound at the configured path.
-    static func listener(_ c: Configuration, warn: (String) -> Void) throws(StartupError) -> (UnixListener, activated: Bool) {
+    /// The socket systemd passed us, else our own bound at the configured path. systemd is
+    /// asked only when `maybeSocketActivated` (the daemon's environment names a LISTEN_PID).
+    static func listener(_ c: Configuration, maybeSocketActivated: Bool, warn: (String) -> Void) throws(StartupError) -> (UnixListener, activated: Bool) {
         do {
-            if let activated = try UnixListener.activated() { return (activated, true) }
+            if maybeSocketActivated, let activated = try UnixListener.activated() { return (activated, true) }
         } catch {
             throw .socket("socket activation: \(error)")
         }

@@ -34,113 +34,83 @@ struct NotifyListener {
     }
 }
 
-/// These tests set NOTIFY_SOCKET/WATCHDOG_* in the process environment, which is what
-/// sd_notify and sd_watchdog_enabled read; serialized so they never overlap each other,
-/// and each restores the environment before returning.
-@Suite(.serialized) struct SystemdNotifyTests {
+/// sd_notify, sd_watchdog_enabled and sd_listen_fds read NOTIFY_SOCKET, WATCHDOG_* and
+/// LISTEN_* from the process environment, which no test may change (docs/testing.md, "The
+/// environment"). Each test runs SystemdNotifier, WatchdogPinger or UnixListener.activated()
+/// in `strap-env-probe`, spawned with the environment the test means, and judges what reaches
+/// its notification socket and what the child reports.
+@Suite struct SystemdNotifyTests {
     @Test func withoutNotifySocketNotifyIsANoOp() throws {
-        unsetenv("NOTIFY_SOCKET")
-        #expect(try SystemdNotifier.notify(.ready) == false)
-        #expect(SystemdNotifier.watchdogInterval() == nil)
+        #expect(try probe(["notify", "ready"]) == ["no socket"])
+        #expect(try probe(["watchdog-interval"]) == ["off"])
     }
 
     @Test func readyStatusAndStoppingReachTheNotifySocket() throws {
         let listener = try NotifyListener()
         defer { listener.close() }
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        defer { unsetenv("NOTIFY_SOCKET") }
-        #expect(try SystemdNotifier.notify(.ready, .status("store open,\nlistening")))
+        let environment = ["NOTIFY_SOCKET": listener.path]
+        #expect(try probe(["notify", "ready", "status=store open,\nlistening"], environment: environment) == ["sent"])
         #expect(listener.receive() == "READY=1\nSTATUS=store open, listening")
-        #expect(try SystemdNotifier.notify(.stopping))
+        #expect(try probe(["notify", "stopping"], environment: environment) == ["sent"])
         #expect(listener.receive() == "STOPPING=1")
     }
 
     @Test func watchdogPingerSendsWatchdogAtHalfTheInterval() throws {
         let listener = try NotifyListener()
         defer { listener.close() }
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        setenv("WATCHDOG_USEC", "200000", 1)
-        setenv("WATCHDOG_PID", String(getpid()), 1)
-        defer { unsetenv("NOTIFY_SOCKET"); unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
-        #expect(SystemdNotifier.watchdogInterval() == .milliseconds(200))
+        // WATCHDOG_PID is the child's own pid, as systemd sets it for the service's main process.
+        let environment = ["NOTIFY_SOCKET": listener.path, "WATCHDOG_USEC": "200000"]
+        #expect(try probe(["watchdog-interval"], environment: environment, ownPID: ["WATCHDOG_PID"]) == ["200000"])
 
-        let pinger = try #require(WatchdogPinger(queue: DispatchQueue(label: "watchdog")))
-        #expect(pinger.interval == .milliseconds(200))
-        pinger.start()
-        defer { pinger.stop() }
-        // NOTIFY_SOCKET is the process's: another suite running at the same time may notify
-        // READY=1 or STATUS through it. Only the pinger's datagrams are this test's.
-        func nextWatchdog() -> String? {
-            for _ in 0..<20 {
-                guard let m = listener.receive() else { return nil }
-                if m.hasPrefix("WATCHDOG") { return m }
-            }
-            return nil
-        }
-        #expect(nextWatchdog() == "WATCHDOG=1")
-        #expect(nextWatchdog() == "WATCHDOG=1")
+        let pinger = try ProbeChild(["pinger"], environment: environment, ownPID: ["WATCHDOG_PID"])
+        #expect(pinger.readLine() == "interval 200000")
+        // The socket is this test's and only the pinger sends through it.
+        #expect(listener.receive() == "WATCHDOG=1")
+        #expect(listener.receive() == "WATCHDOG=1")
+        let end = pinger.finish()
+        #expect(end.lines == ["stopped"])
+        #expect(end.exitStatus == 0)
     }
 
     /// A notification socket nobody reads fills after net.unix.max_dgram_qlen datagrams and
     /// sd_notify then blocks: the pinged queue must keep running and excess sends be dropped.
     @Test func aStalledNotifySocketDoesNotWedgeThePingedQueue() throws {
         let listener = try NotifyListener()
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        defer { unsetenv("NOTIFY_SOCKET") }
-        let checks = Atomic(0)
-        let queue = DispatchQueue(label: "wd-stalled")
-        let pinger = WatchdogPinger(interval: .milliseconds(4), queue: queue) {
-            checks.add(1, ordering: .relaxed)
-            return true
-        }
-        pinger.start()
+        let child = try ProbeChild(["stalled"], environment: ["NOTIFY_SOCKET": listener.path])
         // Far more pings than the socket can hold, and the queue still answers.
-        #expect(eventually { checks.load(ordering: .relaxed) >= 200 })
-        #expect(queue.sync { true })
-        #expect(!SystemdNotifier.notifyInBackground(.status("still here")))
-        pinger.stop()
+        #expect(child.readLine() == "pinged 200 times")
+        #expect(child.readLine() == "queue answers")
+        #expect(child.readLine() == "dropped")
         listener.close()  // wakes the blocked send with an error
-        #expect(eventually { SystemdNotifier.notifyInBackground(.status("drained")) })
-        unsetenv("NOTIFY_SOCKET")
-        SystemdNotifier.sendQueue.sync {}  // nothing of this test reaches the next one's socket
+        let end = child.finish()
+        #expect(end.lines == ["drained"])
+        #expect(end.exitStatus == 0)
     }
 
-    @Test func watchdogForAnotherPidIsNotOurs() {
-        setenv("WATCHDOG_USEC", "200000", 1)
-        setenv("WATCHDOG_PID", String(getpid() + 1), 1)
-        defer { unsetenv("WATCHDOG_USEC"); unsetenv("WATCHDOG_PID") }
-        #expect(SystemdNotifier.watchdogInterval() == nil)
+    @Test func watchdogForAnotherPidIsNotOurs() throws {
+        // WATCHDOG_PID names the test process, the child's parent: not the child.
+        let environment = ["WATCHDOG_USEC": "200000", "WATCHDOG_PID": String(getpid())]
+        #expect(try probe(["watchdog-interval"], environment: environment) == ["off"])
     }
 
     @Test func socketActivationMeantForAnotherProcessIsIgnoredAndConsumed() throws {
         // LISTEN_PID names another process (a parent that forgot to unset it): not ours.
-        setenv("LISTEN_FDS", "1", 1)
-        setenv("LISTEN_PID", String(getpid() + 1), 1)
-        defer { unsetenv("LISTEN_FDS"); unsetenv("LISTEN_PID") }
-        #expect(try UnixListener.activated() == nil)
         // sd_listen_fds(1) unset the variables so children do not inherit them.
-        #expect(getenv("LISTEN_FDS") == nil)
-        #expect(getenv("LISTEN_PID") == nil)
+        let lines = try probe(["activated"], environment: ["LISTEN_FDS": "1", "LISTEN_PID": String(getpid())])
+        #expect(lines == ["not activated", "LISTEN_FDS=unset LISTEN_PID=unset"])
     }
 
     @Test func unhealthyDaemonWithholdsPings() throws {
         let listener = try NotifyListener()
         defer { listener.close() }
-        setenv("NOTIFY_SOCKET", listener.path, 1)
-        defer { unsetenv("NOTIFY_SOCKET") }
-        let healthy = Atomic(false)
-        let checks = Atomic(0)
-        let pinger = WatchdogPinger(interval: .milliseconds(20), queue: DispatchQueue(label: "wd")) {
-            checks.add(1, ordering: .relaxed)
-            return healthy.load(ordering: .relaxed)
-        }
-        pinger.start()
-        defer { pinger.stop() }
-        #expect(eventually { checks.load(ordering: .relaxed) >= 3 })
-        healthy.store(true, ordering: .relaxed)
+        let child = try ProbeChild(["unhealthy"], environment: ["NOTIFY_SOCKET": listener.path])
+        #expect(child.readLine() == "withheld 3 pings")
         // Only pings sent after recovery exist: nothing was queued while unhealthy.
         #expect(listener.receive() == "WATCHDOG=1")
-        #expect(checks.load(ordering: .relaxed) >= 4)
+        let end = child.finish()
+        let checks = end.lines.first.flatMap { $0.hasPrefix("checks ") ? Int($0.dropFirst("checks ".count)) : nil }
+        #expect(checks.map { $0 >= 4 } == true, "\(end.lines)")
+        #expect(end.exitStatus == 0)
     }
 }
 
