@@ -5,14 +5,17 @@ import StrapModel
 import StrapStore
 import Synchronization
 
-/// `strap-bench client`: StrapKit beside the raw socket client (`BenchSocketClient`, NDJSON
-/// and JSONSerialization, as a script would be) in the same run, against the shipped strapd:
-/// anchored catch-up rate over a store of heart rates, the follow latency StrapKit adds (both
-/// follow the same daemon at once; the figure is the difference per sample), and heap
-/// allocations per sample in StrapKit's catch-up (its reader thread and decode included).
+/// `strap-bench client`: StrapKit, the one client of strapd's socket, against the shipped strapd:
+/// anchored catch-up rate over a store of heart rates through the typed query beside StrapKit's
+/// own generic layer (`request`, a parsed `JSONValue` tree per page) and the Python client,
+/// heap allocations per sample in the typed catch-up (its reader thread and decode included),
+/// and how much later than a consumer on StrapKit's reader thread a sample reaches the default
+/// consumer on the cooperative pool (both follow the same daemon at once; the figure is the
+/// difference per sample). There is no hand-written raw client to compare with (one client:
+/// docs/benchmarks.md, `strap-bench client`).
 enum ClientBench: BenchSection {
     static let name = "client"
-    static let summary = "StrapKit vs the raw socket client: anchored catch-up, follow latency added, allocations per sample"
+    static let summary = "StrapKit: anchored catch-up (typed vs its generic request), follow latency of its consumers, allocations per sample"
 
     static func run(quick: Bool) throws -> [BenchFigure] {
         guard let strapd = DaemonFootprint.strapdPath() else {
@@ -32,51 +35,54 @@ enum ClientBench: BenchSection {
         guard notify.waitReady(seconds: 120) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
 
         // Catch-up: pages of the protocol's largest limit from anchor 0, one page held at a time.
-        let raw = try rawCatchUp(socket: socket)
-        let ceiling = try bytesCatchUp(socket: socket)
-        print(String(format: "  client: the daemon's pages read as bytes alone (no JSON decoding): %.0f samples/s", ceiling))
-        let store = StrapStore(socket: socket)
+        let store = try StrapStore.connected(socket)
         defer { store.close() }
+        let generic = try blocking { try await genericCatchUp(store) }
         let kit = try blocking { try await kitCatchUp(store) }
         allocation_counter_enable(1)
         let before = allocation_counter_count()
         let counted = try blocking { try await kitCatchUp(store) }
         let allocations = Double(allocation_counter_count() - before) / Double(counted.samples)
         allocation_counter_enable(0)
-        print(String(format: "  client: %d heart rates stored; catch-up raw %.0f samples/s (%d), StrapKit %.0f samples/s (%d), %.1f%% of raw; "
-                     + "StrapKit %.4f heap allocations/sample", stored, raw.rate, raw.samples, kit.rate, kit.samples,
-                     100 * kit.rate / raw.rate, allocations))
+        print(String(format: "  client: %d heart rates stored; catch-up StrapKit AnchoredQuery %.0f samples/s (%d), StrapKit request() "
+                     + "(JSONValue tree) %.0f samples/s (%d), %.2f× it; AnchoredQuery %.4f heap allocations/sample", stored, kit.rate,
+                     kit.samples, generic.rate, generic.samples, kit.rate / generic.rate, allocations))
 
         let python = try pythonCatchUp(socket: socket, samples: min(stored - 1_000, quick ? 200_000 : 1_000_000))
         if let python {
             let rounds = python.rounds.map { String(format: "%.0f", $0) }.joined(separator: ", ")
             print(String(format: "  client: Python (strapd package, anchored(follow=True), stdlib json) %.0f samples/s", python.median)
-                  + " (rounds \(rounds)), " + String(format: "%.1f%% of StrapKit, %.1f%% of the bytes ceiling", 100 * python.median / kit.rate,
-                                                     100 * python.median / ceiling))
+                  + " (rounds \(rounds)), " + String(format: "%.1f%% of StrapKit", 100 * python.median / kit.rate))
         }
 
-        // Follow: three phases against the same raw reader, then the bare thread hops.
+        // Follow: two phases against the same reference (a second store whose consumer runs on
+        // its reader thread, the earliest a StrapKit caller can have a sample), then the bare
+        // thread hops.
         let phase = quick ? 5.0 : 15.0
-        let pair = try followLatency(socket: socket, seconds: phase, other: .raw)
-        print(String(format: "  client: follow, a second raw client after the first (the method's own spread), over %d samples: p50 %.1f µs, p99 %.1f µs",
-                     pair.count, pair.p50 * 1e6, pair.p99 * 1e6))
-        let added = try followLatency(socket: socket, seconds: phase, other: .kit(store, onReader: false))
-        print(String(format: "  client: follow, StrapKit's consumer (cooperative pool) after the raw client read the line, over %d samples: p50 %.1f µs, p99 %.1f µs",
-                     added.count, added.p50 * 1e6, added.p99 * 1e6))
-        let onReader = try followLatency(socket: socket, seconds: phase, other: .kit(store, onReader: true))
-        print(String(format: "  client: follow, StrapKit's consumer on store.executor after the raw client read the line, over %d samples: p50 %.1f µs, p99 %.1f µs",
-                     onReader.count, onReader.p50 * 1e6, onReader.p99 * 1e6))
+        let reference = try StrapStore.connected(socket)
+        defer { reference.close() }
+        let pair = try followLatency(reference: reference, other: store, onReader: true, seconds: phase)
+        print(String(format: "  client: follow, a second StrapKit consumer on its reader thread after the first (the method's own spread), "
+                     + "over %d samples: p50 %.1f µs, p99 %.1f µs", pair.count, pair.p50 * 1e6, pair.p99 * 1e6))
+        let pooled = try followLatency(reference: reference, other: store, onReader: false, seconds: phase)
+        print(String(format: "  client: follow, StrapKit's default consumer (cooperative pool) after a consumer on its reader thread, "
+                     + "over %d samples: p50 %.1f µs, p99 %.1f µs", pooled.count, pooled.p50 * 1e6, pooled.p99 * 1e6))
         let floor = try HopFloor.measure(seconds: quick ? 3 : 10)
         print(String(format: "  client: bare floor over %d pings: socketpair write to reader thread p50 %.1f / p99 %.1f µs; "
                      + "reader thread to a task (AsyncStream) p50 %.1f / p99 %.1f µs", floor.count,
                      floor.wake.p50 * 1e6, floor.wake.p99 * 1e6, floor.hop.p50 * 1e6, floor.hop.p99 * 1e6))
         var figures = [
-            BenchFigure(section: name, name: "follow latency, a second raw client after the first, p99 (the measurement's spread)", unit: "µs",
-                        ours: pair.p99 * 1e6, higherIsBetter: false),
-            BenchFigure(section: name, name: "follow latency StrapKit (on store.executor) adds over the raw client, p50", unit: "µs",
-                        ours: onReader.p50 * 1e6, higherIsBetter: false),
-            BenchFigure(section: name, name: "follow latency StrapKit (on store.executor) adds over the raw client, p99", unit: "µs",
-                        ours: onReader.p99 * 1e6, peer: "second raw client", peerValue: pair.p99 * 1e6, higherIsBetter: false),
+            BenchFigure(section: name, name: "anchored catch-up, StrapKit AnchoredQuery (\(kit.samples) samples, pages of 100000)", unit: "samples/s",
+                        ours: kit.rate, peer: "StrapKit request(), JSONValue tree", peerValue: generic.rate, higherIsBetter: true),
+            BenchFigure(section: name, name: "StrapKit catch-up heap allocations per sample", unit: "allocations", ours: allocations,
+                        higherIsBetter: false),
+            BenchFigure(section: name, name: "follow latency, a second StrapKit consumer on its reader thread after the first, p99 (the measurement's spread)",
+                        unit: "µs", ours: pair.p99 * 1e6, higherIsBetter: false),
+            BenchFigure(section: name, name: "follow latency the cooperative pool adds over StrapKit's reader thread (store.executor), p50",
+                        unit: "µs", ours: pooled.p50 * 1e6, higherIsBetter: false),
+            BenchFigure(section: name, name: "follow latency the cooperative pool adds over StrapKit's reader thread (store.executor), p99",
+                        unit: "µs", ours: pooled.p99 * 1e6, peer: "second reader-thread consumer", peerValue: pair.p99 * 1e6,
+                        higherIsBetter: false),
             BenchFigure(section: name, name: "bare floor: reader thread to a task (AsyncStream), p99", unit: "µs",
                         ours: floor.hop.p99 * 1e6, higherIsBetter: false),
             BenchFigure(section: name, name: "bare floor: socketpair write to a reader thread, p99", unit: "µs",
@@ -85,21 +91,8 @@ enum ClientBench: BenchSection {
         if let python {
             figures.append(BenchFigure(section: name, name: "anchored catch-up, Python client (follow, stdlib json)", unit: "samples/s",
                                        ours: python.median, peer: "StrapKit", peerValue: kit.rate, higherIsBetter: true))
-            figures.append(BenchFigure(section: name, name: "anchored catch-up, Python client against the bytes ceiling", unit: "samples/s",
-                                       ours: python.median, peer: "bytes, no decoding", peerValue: ceiling, higherIsBetter: true))
         }
-        return [
-            BenchFigure(section: name, name: "anchored catch-up, StrapKit (\(kit.samples) samples, pages of 100000)", unit: "samples/s",
-                        ours: kit.rate, peer: "raw NDJSON client", peerValue: raw.rate, higherIsBetter: true),
-            BenchFigure(section: name, name: "anchored catch-up, StrapKit against the same pages read as bytes alone (the daemon's ceiling)",
-                        unit: "samples/s", ours: kit.rate, peer: "bytes, no decoding", peerValue: ceiling, higherIsBetter: true),
-            BenchFigure(section: name, name: "follow latency StrapKit adds over the raw client, p50", unit: "µs", ours: added.p50 * 1e6,
-                        higherIsBetter: false),
-            BenchFigure(section: name, name: "follow latency StrapKit adds over the raw client, p99", unit: "µs", ours: added.p99 * 1e6,
-                        peer: "second raw client", peerValue: pair.p99 * 1e6, higherIsBetter: false),
-            BenchFigure(section: name, name: "StrapKit catch-up heap allocations per sample", unit: "allocations", ours: allocations,
-                        higherIsBetter: false),
-        ] + figures
+        return figures
     }
 
     /// One heart rate a second for `days` before now.
@@ -121,45 +114,22 @@ enum ClientBench: BenchSection {
         return count + batch.count
     }
 
-    static func rawCatchUp(socket: String) throws -> (rate: Double, samples: Int) {
-        let client = try BenchSocketClient(socket: socket, timeoutSeconds: 120)
-        var anchor = 0, samples = 0
+    /// The same pages through StrapKit's generic layer, `request` (what a caller of an operation
+    /// without a type gets): each page parsed into a `JSONValue` tree, a sample counted when its
+    /// item has a numeric value.
+    static func genericCatchUp(_ store: StrapStore) async throws -> (rate: Double, samples: Int) {
+        var anchor: Int64 = 0, samples = 0
         let t0 = DecodeBench.now()
         while true {
-            let page = try client.request("samples.anchored", ["types": ["heartRate"], "anchor": anchor, "limit": 100_000])
-            let added = page["added"] as? [[String: Any]] ?? []
+            let page = try await store.request("samples.anchored", ["types": .array([.string("heartRate")]), "anchor": .int(anchor),
+                                                                    "limit": .int(100_000)])
+            let added = page.objects("added") ?? []
             if added.isEmpty { break }
-            samples += added.filter { $0["value"] is NSNumber }.count
-            anchor = page["anchor"] as? Int ?? anchor
+            samples += added.filter { $0.double("value") != nil }.count
+            guard let next = page.int("anchor") else { throw BenchFailure("a page without its anchor") }
+            anchor = Int64(next)
         }
         return (Double(samples) / (DecodeBench.now() - t0), samples)
-    }
-
-    /// The same pages read as lines and not decoded (the anchor to continue from is the
-    /// reply's last member): what strapd and the socket deliver, the ceiling of any client.
-    static func bytesCatchUp(socket: String) throws -> Double {
-        let client = try BenchSocketClient(socket: socket, timeoutSeconds: 120)
-        var anchor = 0, samples = 0
-        let t0 = DecodeBench.now()
-        while true {
-            try client.send("samples.anchored", ["types": ["heartRate"], "anchor": anchor, "limit": 100_000])
-            let line = try client.readLine()
-            // `...],"deleted":[],"anchor":N}}`
-            guard let colon = line.lastIndex(of: UInt8(ascii: ":")), let next = Int(String(decoding: line[(colon + 1)...].dropLast(2), as: UTF8.self)) else {
-                throw BenchFailure("a page without a final anchor")
-            }
-            var items = 0
-            var i = line.startIndex
-            let needle = Array(#""anchor":"#.utf8)
-            while let found = line[i...].firstIndex(of: needle[0]) {
-                if line[found...].starts(with: needle) { items += 1 }
-                i = found + 1
-            }
-            if items <= 1 { break }
-            samples += items - 1
-            anchor = next
-        }
-        return Double(samples) / (DecodeBench.now() - t0)
     }
 
     static func kitCatchUp(_ store: StrapStore) async throws -> (rate: Double, samples: Int) {
@@ -174,65 +144,47 @@ enum ClientBench: BenchSection {
         return (Double(samples) / (DecodeBench.now() - t0), samples)
     }
 
-    /// Per anchor, when a follower had it.
+    /// Per anchor, when a consumer had it.
     final class TimeTable: Sendable { let times = Mutex<[Int: Double]>([:]) }
 
-    /// Who follows beside the raw client: a second raw client, or StrapKit's consumer (on the
-    /// cooperative pool, or on the store's reader thread through `store.executor`).
-    enum Follower { case raw, kit(StrapStore, onReader: Bool) }
-
-    /// Both follow every sample from the store's end for `seconds`; per anchor, when the other
-    /// follower had it minus when the raw client's reader had read its line.
-    static func followLatency(socket: String, seconds: Double, other: Follower) throws -> (p50: Double, p99: Double, count: Int) {
-        let status = try BenchSocketClient(socket: socket).request("status")
-        guard let from = (status["store"] as? [String: Any])?["latestAnchor"] as? Int else { throw BenchFailure("status without latestAnchor") }
-        let rawTimes = TimeTable(), otherTimes = TimeTable()
+    /// `other` and `reference` (its consumer on its reader thread) follow every sample from the
+    /// store's end for `seconds`, each on its own connection; per anchor, when `other`'s consumer
+    /// (on its reader thread or the cooperative pool) had it minus when `reference`'s had it.
+    static func followLatency(reference: StrapStore, other: StrapStore, onReader: Bool, seconds: Double) throws
+        -> (p50: Double, p99: Double, count: Int) {
+        guard let from = try reference.requestNow("status").object("store")?.int("latestAnchor") else {
+            throw BenchFailure("status without latestAnchor")
+        }
+        let referenceTimes = TimeTable(), otherTimes = TimeTable()
         let deadline = DecodeBench.now() + seconds
-        let first = try rawFollower(socket: socket, from: from, deadline: deadline, into: rawTimes)
-        first.start()
-        switch other {
-        case .raw:
-            let second = try rawFollower(socket: socket, from: from, deadline: deadline, into: otherTimes)
-            second.start()
-            while !second.isFinished { usleep(10_000) }
-        case .kit(let store, let onReader):
-            try blocking {
-                let follow: @Sendable () async throws -> Void = {
-                    var first = true
-                    for try await update in AnchoredQuery(anchor: UInt64(from)).results(for: store) {
-                        let t = DecodeBench.now()
-                        // The first page is a reply, not follow events: left out on both sides.
-                        if first { first = false; continue }
-                        otherTimes.times.withLock { times in for item in update.added { times[Int(item.anchor)] = t } }
-                        if t >= deadline { break }
-                    }
-                }
-                if onReader { try await withTaskExecutorPreference(store.executor) { try await follow() } } else { try await follow() }
+        try blocking {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await follow(reference, from: UInt64(from), onReader: true, until: deadline, into: referenceTimes) }
+                group.addTask { try await follow(other, from: UInt64(from), onReader: onReader, until: deadline, into: otherTimes) }
+                try await group.waitForAll()
             }
         }
-        while !first.isFinished { usleep(10_000) }
-        let rawSeen = rawTimes.times.withLock { $0 }
-        var deltas = otherTimes.times.withLock { $0 }.compactMap { anchor, t in rawSeen[anchor].map { t - $0 } }
-        guard !deltas.isEmpty else { throw BenchFailure("no sample followed by both clients") }
+        let seen = referenceTimes.times.withLock { $0 }
+        var deltas = otherTimes.times.withLock { $0 }.compactMap { anchor, t in seen[anchor].map { t - $0 } }
+        guard !deltas.isEmpty else { throw BenchFailure("no sample followed by both consumers") }
         if deltas.count < 20 { print("  client: only \(deltas.count) samples followed by both") }
         deltas.sort()
         return (deltas[deltas.count / 2], deltas[min(deltas.count - 1, Int(Double(deltas.count) * 0.99))], deltas.count)
     }
 
-    /// A thread following from `from` with a raw client until `deadline`: per anchor, the time
-    /// its line was read off the socket, before any decoding.
-    static func rawFollower(socket: String, from: Int, deadline: Double, into table: TimeTable) throws -> Thread {
-        // Only the thread touches the client.
-        nonisolated(unsafe) let client = try BenchSocketClient(socket: socket)
-        return Thread {
-            guard (try? client.send("samples.anchored", ["anchor": from, "follow": true])) != nil else { return }
-            while DecodeBench.now() < deadline, let line = try? client.readLine() {
+    /// Follows from `from` until `deadline`: per anchor, when the consumer had it.
+    static func follow(_ store: StrapStore, from: UInt64, onReader: Bool, until deadline: Double, into table: TimeTable) async throws {
+        let body: @Sendable () async throws -> Void = {
+            var first = true
+            for try await update in AnchoredQuery(anchor: from).results(for: store) {
                 let t = DecodeBench.now()
-                guard let o = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any], o["event"] as? String == "added",
-                      let data = o["data"] as? [String: Any], let anchor = data["anchor"] as? Int else { continue }
-                table.times.withLock { $0[anchor] = t }
+                // The first page is a reply, not follow events: left out on both sides.
+                if first { first = false; continue }
+                table.times.withLock { times in for item in update.added { times[Int(item.anchor)] = t } }
+                if t >= deadline { break }
             }
         }
+        if onReader { try await withTaskExecutorPreference(store.executor) { try await body() } } else { try await body() }
     }
 
     /// `clients/python/bench/catchup.py --socket`: the Python client's follow catch-up against

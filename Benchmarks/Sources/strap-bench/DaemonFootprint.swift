@@ -135,7 +135,7 @@ enum DaemonFootprint {
             print("  footprint: final RSS = \(split)")
         } else {
             clients.close()
-            print("  footprint: the followers were sent \(clients.bytesReceived / 1024) KiB in all")
+            print("  footprint: the followers were handed \(clients.itemsReceived) items in all")
         }
         print("  footprint: \(seconds) s with --simulate=4\(with): " + String(format: "RSS max %.1f MB, final %.1f MB, CPU %.2f s → %.1f s/h (%.3f %% of a core)",
                      Double(m.maxRSS) / 1024, Double(m.finalRSS) / 1024, m.cpuSeconds, m.cpuPerHour, m.cpuPerHour / 36))

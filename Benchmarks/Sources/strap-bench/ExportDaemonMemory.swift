@@ -1,13 +1,15 @@
 import Foundation
+import StrapKit
 import StrapModel
 import Synchronization
 
 /// The shipped strapd's resident memory while it streams a 24 h FIT export: spawned over the
 /// state directory holding the workout (`--simulate=4`, as the footprint figures), its resident
-/// set (page tables) sampled every 10 ms from /proc before and during `workout.export`, read by a client that
-/// decodes every chunk as strapctl does. Three exports in a row on the same daemon; the first
-/// is the figure. Every 20 ms the sampler also sums, from /proc/PID/smaps, the resident pages
-/// of the store's files mapped into the daemon: how much of the resident set is store pages.
+/// set (page tables) sampled every 10 ms from /proc before and during `workout.export`, read
+/// through StrapKit's `exportWorkout`, which decodes and checks every chunk as strapctl does.
+/// Three exports in a row on the same daemon; the first is the figure. Every 20 ms the sampler
+/// also sums, from /proc/PID/smaps, the resident pages of the store's files mapped into the
+/// daemon: how much of the resident set is store pages.
 enum ExportDaemonMemory {
     static func figures(section: String, state: String, workout: Workout, hours: Int) throws -> [BenchFigure] {
         guard let strapd = DaemonFootprint.strapdPath() else {
@@ -25,7 +27,7 @@ enum ExportDaemonMemory {
         guard notify.waitReady(seconds: 30) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
         let pid = daemon.processIdentifier
         sleep(2)
-        let client = try BenchSocketClient(socket: socket)
+        let client = try StrapStore.connected(socket)
         var increases: [Double] = [], heap: [Double] = []
         for attempt in 1...3 {
             // A second of the idle daemon first: the baseline and its own wobble.
@@ -33,27 +35,15 @@ enum ExportDaemonMemory {
             usleep(1_000_000)
             let marked = sampler.mark()
             let t0 = DecodeBench.now()
-            let id = try client.send("workout.export", ["workout": workout.uuid.uuidString, "format": "fit"])
-            var announced = -1, received = 0, chunks = 0
-            while true {
-                let line = try client.readObject()
-                guard (line["id"] as? Int) == id else { continue }
-                if let ok = line["ok"] as? Bool {
-                    guard ok, let bytes = (line["result"] as? [String: Any])?["bytes"] as? Int else {
-                        throw BenchFailure("workout.export failed: \(line)")
-                    }
-                    announced = bytes
-                } else if line["event"] as? String == "chunk" {
-                    guard let text = (line["data"] as? [String: Any])?["data"] as? String, let bytes = Data(base64Encoded: text) else {
-                        throw BenchFailure("a chunk without base64 data")
-                    }
-                    received += bytes.count
+            let uuid = workout.uuid.uuidString
+            let (announced, received, chunks) = try ClientBench.blocking { [client] in
+                let file = try await client.exportWorkout(uuid, format: .fit)
+                var received = 0, chunks = 0
+                for try await chunk in file.chunks {
+                    received += chunk.count
                     chunks += 1
-                } else if line["event"] as? String == "finished" {
-                    break
-                } else {
-                    throw BenchFailure("unexpected export event: \(line)")
                 }
+                return (file.byteCount, received, chunks)
             }
             let seconds = DecodeBench.now() - t0
             let r = sampler.stop(after: marked)

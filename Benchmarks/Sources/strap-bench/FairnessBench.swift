@@ -1,10 +1,11 @@
 import Foundation
+import StrapKit
 import StrapModel
 import StrapStore
 
 /// `strap-bench fairness`: how long another client waits for `status` while one connection
-/// pipelines thousands of expensive `statistics.collection` requests (1-minute intervals
-/// over 19 days) without reading its replies, against the shipped strapd. The same daemon
+/// keeps StrapKit's window full of expensive `statistics.collection` requests (1-minute
+/// intervals over 19 days), thousands in all, against the shipped strapd. The same daemon
 /// is measured idle first, in the same run: the figure is the latency under load, the
 /// idle latency is its yardstick (docs/benchmarks.md, issue 15 item 7).
 enum FairnessBench: BenchSection {
@@ -27,20 +28,27 @@ enum FairnessBench: BenchSection {
                                                notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 60) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
-        let prober = try BenchSocketClient(socket: socket)
+        let prober = try StrapStore.connected(socket)
         let idle = try probe(prober, count: probes)
 
-        // The heavy client: writes its requests as fast as the socket takes them and never
-        // reads; the daemon stops reading it when its replies fill its buffer.
-        let heavy = try BenchSocketClient(socket: socket)
-        let params: [String: Any] = ["type": "heartRate", "options": ["average", "maximum"], "interval": ["minutes": 1],
-                                     "from": RFC3339(from), "to": RFC3339(to), "timeZone": "UTC"]
-        let one = try heavy.request("statistics.collection", params)
-        print("  fairness: one statistics.collection: \((one["statistics"] as? [Any])?.count ?? 0) intervals in its first page, truncated \(one["truncated"] ?? "?")")
-        // The writer blocks once the socket is full; only it touches `heavy` from now on.
-        let job = HeavyWriter(client: heavy, params: params, count: heavyRequests)
-        let writer = Thread { job.run() }
-        writer.start()
+        // The heavy client, through StrapKit as every client is: one connection kept full with
+        // StrapKit's window of requests in flight (31; strapd works on up to 32 of a connection
+        // at once) until all are answered. StrapKit reads every reply as it comes, so unlike a
+        // client that never reads, the daemon never stops on its full socket buffer.
+        let heavy = try StrapStore.connected(socket)
+        let params: JSONObject = ["type": .string("heartRate"), "options": .array([.string("average"), .string("maximum")]),
+                                  "interval": .object(["minutes": .int(1)]), "from": .string(RFC3339(from)),
+                                  "to": .string(RFC3339(to)), "timeZone": .string("UTC")]
+        let one = try heavy.requestNow("statistics.collection", params)
+        let intervals = if case .array(let items)? = one["statistics"] { items.count } else { 0 }
+        print("  fairness: one statistics.collection: \(intervals) intervals in its first page, truncated \(one["truncated"].map(JSONWriter.string) ?? "?")")
+        let pipeline = Task.detached { [heavy] in
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<heavyRequests { group.addTask { _ = try? await heavy.request("statistics.collection", params) } }
+            }
+        }
+        // Closing the store fails the requests still waiting for a slot.
+        defer { heavy.close(); pipeline.cancel() }
         usleep(500_000)
         let loaded = try probe(prober, count: probes)
         let cpu = DaemonFootprint.cpuSeconds(daemon.processIdentifier)
@@ -54,13 +62,6 @@ enum FairnessBench: BenchSection {
             BenchFigure(section: name, name: "status max from a second client under that pipeline", unit: "ms", ours: loaded.max,
                         higherIsBetter: false),
         ]
-    }
-
-    struct HeavyWriter: @unchecked Sendable {
-        let client: BenchSocketClient
-        let params: [String: Any]
-        let count: Int
-        func run() { for _ in 0..<count { guard (try? client.send("statistics.collection", params)) != nil else { return } } }
     }
 
     static func RFC3339(_ millis: Millis) -> String {
@@ -88,15 +89,19 @@ enum FairnessBench: BenchSection {
         return (start, end)
     }
 
-    /// `count` status round trips, 20 ms apart: p50, p99 and max in milliseconds.
-    static func probe(_ client: BenchSocketClient, count: Int) throws -> (p50: Double, p99: Double, max: Double) {
-        var ms: [Double] = []
-        for _ in 0..<count {
-            let t = DecodeBench.now()
-            let r = try client.request("status")
-            guard r["version"] != nil else { throw BenchFailure("status without a version: \(r)") }
-            ms.append((DecodeBench.now() - t) * 1000)
-            usleep(20_000)
+    /// `count` status round trips through StrapKit (`daemonVersion`, which is `status`), 20 ms
+    /// apart: p50, p99 and max in milliseconds. Timed inside the task, so the figure is what a
+    /// StrapKit caller waits (StrapKit's own work included), not the bench's bridge to it.
+    static func probe(_ client: StrapStore, count: Int) throws -> (p50: Double, p99: Double, max: Double) {
+        var ms = try ClientBench.blocking { [client] in
+            var times: [Double] = []
+            for _ in 0..<count {
+                let t = DecodeBench.now()
+                _ = try await client.daemonVersion()
+                times.append((DecodeBench.now() - t) * 1000)
+                try await Task.sleep(nanoseconds: 20_000_000)
+            }
+            return times
         }
         ms.sort()
         return (ms[ms.count / 2], ms[min(ms.count - 1, Int(Double(ms.count) * 0.99))], ms.last!)

@@ -1,5 +1,5 @@
-import CShims
 import Foundation
+import StrapKit
 import Synchronization
 
 /// Context switches of all of a process's threads over a window, from
@@ -42,70 +42,59 @@ struct ContextSwitches {
 }
 
 /// Clients attached to strapd in `samples.anchored` follow mode, from anchor 0, that send
-/// nothing more. A thread reads and drops what the daemon sends them, so no follower is
-/// ever paused for a full buffer: what is measured is the daemon serving attached followers.
-/// With `types`, the followers ask for those types only: `["workout"]` while no workout is
-/// saved makes them idle followers, caught up and waiting, as a dashboard waiting for workouts.
-final class AnchoredFollowers: @unchecked Sendable {
-    private let fds: [Int32]
-    private let stop = Atomic<Bool>(false)
-    private let stopped = DispatchSemaphore(value: 0)
-    private let closed = Atomic<Bool>(false)
-    /// Bytes received per client; the reading thread's until `close()` returns.
-    private var received: [Int]
-    private let clientsServed = Atomic<Int>(0)
-
-    init(socket path: String, count: Int, types: [String]? = nil) throws {
-        var fds: [Int32] = []
-        for i in 0..<count {
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0, cshims_unix_connect(fd, path) == 0 else {
-                for f in fds { Glibc.close(f) }
-                throw BenchFailure("cannot connect a follower to \(path): errno \(errno)")
-            }
-            let filter = types.map { #","types":["# + $0.map { "\"\($0)\"" }.joined(separator: ",") + "]" } ?? ""
-            let request = Array(#"{"id":"follower-\#(i)","op":"samples.anchored","anchor":0,"follow":true\#(filter)}"#.utf8) + [0x0A]
-            guard request.withUnsafeBytes({ send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }) == request.count else {
-                for f in fds + [fd] { Glibc.close(f) }
-                throw BenchFailure("cannot send a follow request: errno \(errno)")
-            }
-            fds.append(fd)
-        }
-        self.fds = fds
-        received = Array(repeating: 0, count: count)
-        guard count > 0 else { stopped.signal(); return }
-        Thread { [self] in drain() }.start()
+/// nothing more: one StrapKit store each (its own connection and reader thread), every page
+/// and event taken as it comes, so no follower is ever paused for a full buffer: what is
+/// measured is the daemon serving attached followers. With `types`, the followers ask for
+/// those types only: `["workout"]` while no workout is saved makes them idle followers,
+/// caught up and waiting, as a dashboard waiting for workouts.
+final class AnchoredFollowers: Sendable {
+    private final class Tally: Sendable {
+        /// Followers that had their first page.
+        let served = Atomic<Int>(0)
+        let items = Atomic<Int>(0)
     }
 
-    private func drain() {
-        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while !stop.load(ordering: .relaxed) {
-            guard poll(&polled, nfds_t(polled.count), 500) > 0 else { continue }
-            for i in polled.indices where polled[i].revents != 0 {
-                let n = buffer.withUnsafeMutableBytes { recv(polled[i].fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-                if n > 0 {
-                    if received[i] == 0 { clientsServed.add(1, ordering: .relaxed) }
-                    received[i] += n
-                } else if n == 0 {
-                    polled[i].fd = -1  // the daemon closed it; poll ignores negative fds
-                }
+    private let stores: [StrapStore]
+    private let followers: [Task<Void, Never>]
+    private let tally: Tally
+    private let closed = Atomic<Bool>(false)
+
+    init(socket path: String, count: Int, types: [String]? = nil) throws {
+        let objectTypes: Set<ObjectType>? = try types.map { names in
+            Set(try names.map { name -> ObjectType in
+                if name == "workout" { return .workout }
+                guard let type = QuantityType(rawValue: name) else { throw BenchFailure("no type \(name)") }
+                return .quantity(type)
+            })
+        }
+        let stores = try (0..<count).map { _ in try StrapStore.connected(path) }
+        let tally = Tally()
+        self.tally = tally
+        followers = stores.map { store in
+            Task {
+                var first = true
+                // Ends when `close()` closes the store.
+                do {
+                    for try await update in AnchoredQuery(types: objectTypes, anchor: 0).results(for: store) {
+                        if first { first = false; tally.served.add(1, ordering: .relaxed) }
+                        tally.items.add(update.added.count, ordering: .relaxed)
+                    }
+                } catch {}
             }
         }
-        stopped.signal()
+        self.stores = stores
     }
 
     /// Followers that have been sent something (their first page at least).
-    var attached: Int { clientsServed.load(ordering: .relaxed) }
+    var attached: Int { tally.served.load(ordering: .relaxed) }
 
-    /// Total bytes the followers were sent; read after `close()`.
-    var bytesReceived: Int { received.reduce(0, +) }
+    /// Items (samples and workouts) the followers were handed in all.
+    var itemsReceived: Int { tally.items.load(ordering: .relaxed) }
 
-    /// Stops reading and disconnects every follower; once.
+    /// Disconnects every follower; once.
     func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
-        stop.store(true, ordering: .relaxed)
-        stopped.wait()
-        for fd in fds { Glibc.close(fd) }
+        for task in followers { task.cancel() }
+        for store in stores { store.close() }
     }
 }

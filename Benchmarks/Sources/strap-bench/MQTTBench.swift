@@ -1,4 +1,5 @@
 import Foundation
+import StrapKit
 import StrapModel
 import StrapStore
 
@@ -123,16 +124,13 @@ enum MQTTBench: BenchSection {
                                                + mqttArguments(broker, cursor: tag), notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 60) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
-        let client = try BenchSocketClient(socket: socket)
+        let client = try StrapStore.connected(socket)
         var first: (t: Double, acked: Int)?
         let deadline = DecodeBench.now() + 120
         while DecodeBench.now() < deadline {
-            let id = try client.send("status")
-            var reply = try client.readObject()
-            while (reply["id"] as? Int) != id { reply = try client.readObject() }
+            let reply = try client.requestNow("status")
             let now = DecodeBench.now()
-            guard let m = (reply["result"] as? [String: Any])?["mqtt"] as? [String: Any],
-                  let acked = m["acknowledged"] as? Int, let cursor = m["cursor"] as? Int else {
+            guard let m = reply.object("mqtt"), let acked = m.int("acknowledged"), let cursor = m.int("cursor") else {
                 throw DaemonFootprint.failure("status has no mqtt object", log: log)
             }
             if first == nil && acked > 0 { first = (now, acked) }

@@ -1,4 +1,5 @@
 import Foundation
+import StrapKit
 
 /// `strap-bench mqtt`, part `stock` (docs/benchmarks.md#strap-bench-mqtt): what users run. A
 /// stock mosquitto (its CONNACK announces Receive Maximum 20, 1 000 messages queued per
@@ -18,21 +19,18 @@ enum MQTTStockBroker {
         var state: String
     }
 
-    static func status(_ client: BenchSocketClient) throws -> Status {
-        let id = try client.send("status")
-        var reply = try client.readObject()
-        while (reply["id"] as? Int) != id { reply = try client.readObject() }
-        let result = reply["result"] as? [String: Any] ?? [:]
-        let m = result["mqtt"] as? [String: Any] ?? [:]
-        let store = result["store"] as? [String: Any] ?? [:]
-        return Status(latest: store["latestAnchor"] as? Int ?? 0, cursor: m["cursor"] as? Int ?? 0,
-                      acknowledged: m["acknowledged"] as? Int ?? 0, lagItems: m["lagItems"] as? Int ?? 0,
-                      lagSeconds: (m["lagSeconds"] as? NSNumber)?.doubleValue ?? 0, inflightLimit: m["inflightLimit"] as? Int,
-                      state: m["state"] as? String ?? "?")
+    static func status(_ client: StrapStore) throws -> Status {
+        let result = try client.requestNow("status")
+        let m = result.object("mqtt") ?? [:]
+        let store = result.object("store") ?? [:]
+        return Status(latest: store.int("latestAnchor") ?? 0, cursor: m.int("cursor") ?? 0,
+                      acknowledged: m.int("acknowledged") ?? 0, lagItems: m.int("lagItems") ?? 0,
+                      lagSeconds: m.double("lagSeconds") ?? 0, inflightLimit: m.int("inflightLimit"),
+                      state: m.string("state") ?? "?")
     }
 
     /// Polls every 10 ms until the cursor reaches `target`; the seconds it took.
-    static func waitCursor(_ client: BenchSocketClient, _ target: Int, seconds: Double, log: String) throws -> Double {
+    static func waitCursor(_ client: StrapStore, _ target: Int, seconds: Double, log: String) throws -> Double {
         let began = DecodeBench.now()
         while DecodeBench.now() - began < seconds {
             if try status(client).cursor >= target { return DecodeBench.now() - began }
@@ -55,7 +53,7 @@ enum MQTTStockBroker {
                                                notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 60) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
-        let client = try BenchSocketClient(socket: socket)
+        let client = try StrapStore.connected(socket)
         usleep(3_000_000)
 
         // Steady state.
@@ -96,7 +94,7 @@ enum MQTTStockBroker {
                                                 notify: notify2.path, log: log2)
         defer { DaemonFootprint.terminate(drainer); notify2.close() }
         guard notify2.waitReady(seconds: 60) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log2) }
-        let client2 = try BenchSocketClient(socket: socket)
+        let client2 = try StrapStore.connected(socket)
         let backlog = try status(client2)
         try broker.start()
         // Timed from the first acknowledgement, as the publish figure is.

@@ -1,5 +1,6 @@
 import CShims
 import Foundation
+import StrapKit
 import Synchronization
 
 /// `strap-bench soak` (issue 16): the shipped strapd with ten simulated sensors at many times
@@ -30,14 +31,14 @@ enum SoakBench: BenchSection {
         let pid = daemon.processIdentifier
         let readers = try (0..<2).map { _ in try StreamReader(socket: socket, request: #"{"id":1,"op":"live.subscribe"}"#, anchors: false) }
             + (0..<2).map { _ in try StreamReader(socket: socket, request: #"{"id":1,"op":"samples.anchored","anchor":0,"limit":1000,"follow":true}"#, anchors: true) }
-        let status = try BenchSocketClient(socket: socket)
+        let status = try StrapStore.connected(socket)
         let t0 = DecodeBench.now()
         var marks: [(events: Int, rss: Int, anon: Int, fds: Int)] = []
         var events = 0, lastPrint = 0.0
         while marks.count < 2 {
             usleep(200_000)
-            let s = try status.request("status")
-            events = ((s["pipeline"] as? [String: Any])?["events"] as? Int) ?? 0
+            let s = try status.requestNow("status")
+            events = s.object("pipeline")?.int("events") ?? 0
             let target = marks.isEmpty ? first : last
             if events >= target {
                 marks.append((events, DaemonFootprint.rssKiB(pid) ?? -1, DaemonFootprint.anonKiB(pid) ?? -1, openDescriptors(pid)))
@@ -54,18 +55,18 @@ enum SoakBench: BenchSection {
         let seconds = DecodeBench.now() - t0
         // The sensors are disconnected (the simulator honours devices.disconnect), so the store
         // stops growing and the followers can be checked against its final end.
-        let devices = (try status.request("devices.list")["devices"] as? [[String: Any]]) ?? []
-        for d in devices { if let a = d["address"] as? String { _ = try? status.request("devices.disconnect", ["address": a]) } }
+        let devices = try ClientBench.blocking { [status] in try await status.deviceAddresses() }
+        for a in devices { _ = try? ClientBench.blocking { [status] in try await status.deviceCommand(.disconnect, address: a) } }
         usleep(2_000_000)
-        let end = try status.request("status")
-        let pipeline = end["pipeline"] as? [String: Any] ?? [:]
-        let latest = ((end["store"] as? [String: Any])?["latestAnchor"] as? Int) ?? 0
+        let end = try status.requestNow("status")
+        let pipeline = end.object("pipeline") ?? [:]
+        let latest = end.object("store")?.int("latestAnchor") ?? 0
         let caughtUp = DecodeBench.now()
         for r in readers where r.anchors { r.wait(until: latest, seconds: 300) }
         print(String(format: "  soak: followers caught up %.0f s after the sensors stopped; RSS then %.2f MB (anonymous %.2f MB), %d fds",
                      DecodeBench.now() - caughtUp, Double(DaemonFootprint.rssKiB(pid) ?? 0) / 1024,
                      Double(DaemonFootprint.anonKiB(pid) ?? 0) / 1024, openDescriptors(pid)))
-        let decoded = pipeline["samples"] as? Int ?? -1, dropped = pipeline["dropped"] as? Int ?? -1
+        let decoded = pipeline.int("samples") ?? -1, dropped = pipeline.int("dropped") ?? -1
         var exactlyOnce = true
         for (i, r) in readers.enumerated() where r.anchors {
             let v = r.verdict(upTo: latest)

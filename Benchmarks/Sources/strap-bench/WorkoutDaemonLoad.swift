@@ -1,4 +1,5 @@
 import Foundation
+import StrapKit
 import StrapDaemon
 import StrapIngest
 import StrapModel
@@ -42,12 +43,13 @@ enum WorkoutDaemonLoad {
                                                         "--socket", socket], notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 30) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
-        let client = try BenchSocketClient(socket: socket)
+        let client = try StrapStore.connected(socket)
         sleep(1)
-        let listed = (try client.request("devices.list")["devices"] as? [[String: Any]])?.count ?? 0
+        let listed = try ClientBench.blocking { [client] in try await client.deviceAddresses() }.count
         print("  daemon: strapd lists \(listed) devices")
-        _ = try client.request("profile.set", ["athlete": "default",
-                                               "profile": ["weight": 62, "dateOfBirth": "1988-06-01", "biologicalSex": "female"]])
+        _ = try client.requestNow("profile.set", ["athlete": .string("default"),
+                                                  "profile": .object(["weight": .int(62), "dateOfBirth": .string("1988-06-01"),
+                                                                      "biologicalSex": .string("female")])])
         let pid = daemon.processIdentifier
 
         var ids: [String] = []
@@ -55,21 +57,21 @@ enum WorkoutDaemonLoad {
         for kind in plan {
             if kind == "B" && ids.isEmpty {
                 for (i, address) in addresses.enumerated() {
-                    let result = try client.request("workout.start", ["activityType": i % 3 == 1 ? "cycling" : "running",
-                                                                      "devices": [address]])
-                    guard let s = (result["session"] as? [String: Any])?["session"] as? String else {
+                    let result = try client.requestNow("workout.start", ["activityType": .string(i % 3 == 1 ? "cycling" : "running"),
+                                                                         "devices": .array([.string(address)])])
+                    guard let s = result.object("session")?.string("session") else {
                         throw BenchFailure("workout.start answered no session")
                     }
                     ids.append(s)
                 }
             } else if kind == "A" && !ids.isEmpty {
-                let sessions = (try client.request("workout.list")["sessions"] as? [[String: Any]]) ?? []
-                let stats = sessions.compactMap { $0["statistics"] as? [String: Any] }
-                let counting = stats.filter { ($0["heartRateSamples"] as? Int ?? 0) > 0 || $0["speedAverage"] != nil }.count
-                let beats = stats.reduce(0) { $0 + ($1["heartRateSamples"] as? Int ?? 0) }
+                let sessions = try client.requestNow("workout.list").objects("sessions") ?? []
+                let stats = sessions.compactMap { $0.object("statistics") }
+                let counting = stats.filter { ($0.int("heartRateSamples") ?? 0) > 0 || $0["speedAverage"] != nil }.count
+                let beats = stats.reduce(0) { $0 + ($1.int("heartRateSamples") ?? 0) }
                 print("  daemon: \(sessions.count) sessions listed, \(counting) of them with counted samples "
                       + "(\(beats) heart-rate samples in all); discarding them")
-                for id in ids { _ = try client.request("workout.discard", ["session": id]) }
+                for id in ids { _ = try client.requestNow("workout.discard", ["session": .string(id)]) }
                 ids = []
             }
             phases.append(try phase(pid, seconds: seconds, label: kind == "A" ? "A, no session" : "B, \(ids.count) sessions", log: log))

@@ -1,4 +1,5 @@
 import Foundation
+import StrapKit
 import StrapModel
 import StrapStore
 import StrapWorkout
@@ -116,9 +117,9 @@ enum WorkoutStartup {
             let ms = Double(ready - start) / 1e6
             best = min(best, ms)
             all.append(String(format: "%.1f", ms))
-            let sessions = (try BenchSocketClient(socket: socket).request("workout.list")["sessions"] as? [[String: Any]]) ?? []
-            let open = sessions.filter { ["running", "paused"].contains(($0["session"] as? [String: Any])?["state"] as? String ?? "") }
-            let counted = open.map { (($0["statistics"] as? [String: Any])?["heartRateSamples"] as? Int) ?? 0 }
+            let sessions = try StrapStore.connected(socket).requestNow("workout.list").objects("sessions") ?? []
+            let open = sessions.filter { ["running", "paused"].contains($0.object("session")?.string("state") ?? "") }
+            let counted = open.map { $0.object("statistics")?.int("heartRateSamples") ?? 0 }
             let logged = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").components(separatedBy: "recovered (").count - 1
             if expectSessions > 0 {
                 print("  startup: attempt \(attempt): \(open.count) open sessions listed after READY (\(logged) 'recovered' log lines), "
