@@ -30,6 +30,7 @@ TEST=(
   # Debian's builds, so selenium is given chromedriver's path and downloads no browser or driver
   chromium              # headless Chromium (--headless=new), the browser the tests drive
   chromium-driver       # /usr/bin/chromedriver, the WebDriver server selenium talks to (same version as chromium)
+  xdg-utils             # xdg-open: scripts/demo-open.sh shows `make demo` opening its dashboard URL through the real one
 )
 BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
