@@ -79,17 +79,17 @@ import json, sys
 try:
     r = json.load(open(sys.argv[1]))
 except (OSError, ValueError) as e:
-    print("none", "", "", "", "", "", 0, 0, 0, e, sep="\n")
+    print("none", "", "", "", "", "", 0, 0, 0, e, "", sep="\n")
     sys.exit(0)
 # The favicon a browser asks for by itself is a 404: strapd-web serves none.
 errors = [e for e in r.get("consoleErrors") or [] if "/favicon.ico" not in e]
 print("read", r.get("finalURL"), r.get("title"), r.get("heading"), r.get("state"),
       ",".join(r.get("tiles") or []), len(r.get("violations") or []), len(r.get("alerts") or []),
-      len(errors), " | ".join(errors)[:300].replace("\n", " "), sep="\n")
+      len(errors), " | ".join(errors)[:300].replace("\n", " "), ",".join(r.get("heartRates") or []), sep="\n")
 EOF
 )
 { read -r status; read -r final; read -r title; read -r heading; read -r state; read -r tiles
-  read -r violations; read -r alerts; read -r errors; read -r error_text; } <<< "$report"
+  read -r violations; read -r alerts; read -r errors; read -r error_text; read -r heart_rates; } <<< "$report"
 demo_dir=$(grep -oE "state in [^)]+" "$out" | head -1 | cut -c10-)
 
 [[ "$printed" =~ ^http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]{64}$ ]] && ok=1 || ok=0
@@ -108,6 +108,8 @@ check "the DOM is the dashboard, not the token refusal" $ok "title '$title', hea
 [ "$state" = live ] && [[ ",$tiles," == *",Sim HR 0,"* ]] && ok=1 || ok=0
 check "the dashboard went live with the simulated sensors' tiles" $ok "state '$state', tiles '$tiles'"
 [ "$violations" = 0 ] && [ "$alerts" = 0 ] && [ "$errors" = 0 ] && ok=1 || ok=0
+[[ "$heart_rates" =~ ^[0-9]+(,[0-9]+)*$ ]] && ok=1 || ok=0
+check "a heart rate came through the page's live stream" $ok "heart rates shown: '$heart_rates'"
 check "no CSP violation, alert or console error" $ok "$violations violations, $alerts alerts, $errors console errors: $error_text"
 [[ "$demo_dir" == "$work/tmp/strapd-demo."* ]] && [ -d "$demo_dir" ] && ok=1 || ok=0
 check "the demo's state is under the private TMPDIR" $ok "state in '$demo_dir'"

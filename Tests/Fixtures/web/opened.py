@@ -10,13 +10,14 @@ $STRAPD_OPENED_DIR:
     opened.log    what went wrong, when something did
     report.json   what headless Chromium made of that URL: the address it ended on (after the
                   token URL's redirect), the title, the page's connection state, the tiles'
-                  names, whether the page is the 401 text; `finish`'s CSP/console members
+                  names and the heart rates they show, whether the page is the 401 text; `finish`'s CSP/console members
     dom.html      the document as Chromium holds it then
     opened.png    a screenshot
 
 It asserts nothing: demo-open.sh compares the URL with the one the demo printed and judges the
-page. It waits (up to 30 s) for the page to say `live` and show a tile, so the DOM saved is the
-dashboard at work, not its empty shell before the first fetch answers.
+page. It waits (up to 30 s) for the page to say `live` and show a tile with a heart rate (a
+sample through /events), so the DOM saved is the dashboard at work, not its empty shell before
+the first fetch answers.
 """
 import json
 import os
@@ -30,6 +31,7 @@ return {
   heading: (document.querySelector('header h1') || {}).textContent || null,
   state: (document.getElementById('state') || {}).textContent || null,
   tiles: Array.from(document.querySelectorAll('#tiles .tile .name')).map((n) => n.textContent),
+  heartRates: Array.from(document.querySelectorAll('#tiles .tile .hr')).map((n) => n.textContent).filter((t) => /^[0-9]+$/.test(t)),
   body: document.body ? document.body.innerText.slice(0, 300) : null,
 };
 """
@@ -39,8 +41,8 @@ def opened(driver, url, out):
     log = []
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH})
     driver.get(url)
-    page = wait_for(driver, READ_PAGE, lambda p: p["state"] == "live" and len(p["tiles"]) > 0,
-                    "the dashboard to go live with a tile", log)
+    page = wait_for(driver, READ_PAGE, lambda p: p["state"] == "live" and len(p["tiles"]) > 0 and len(p["heartRates"]) > 0,
+                    "the dashboard to go live with a tile showing a heart rate", log)
     with open(os.path.join(out, "dom.html"), "w") as dom:
         dom.write(driver.page_source)
     report = {"finalURL": driver.current_url, "log": log, **page}
