@@ -4,7 +4,7 @@
 # Tests/Fixtures/web/opened.py, which writes down the URL it was given and loads it in headless
 # Chromium through selenium. `make demo` runs as a user would run it, in a session of its own,
 # with its throwaway state under a private TMPDIR and HOME; once the browser is done the whole
-# session gets SIGTERM, as Ctrl-C would end it, and must leave nothing behind.
+# session gets SIGTERM (what `kill` sends) and must leave nothing behind.
 #
 # Why each part of the environment (read /usr/bin/xdg-open):
 #   DISPLAY=:0         demo.sh calls xdg-open only with a display, and xdg-open's generic path
@@ -15,8 +15,9 @@
 #                      found, it falls through to $BROWSER.
 #   desktop variables  unset, so detectDE finds no desktop and xdg-open takes the generic path.
 # `make demo` runs `deps` first: scripts/deps.sh only asks dpkg-query when the build's
-# packages are there, and they are (the suite's own build needed every one of them); when one
-# is missing this stage fails rather than install anything.
+# packages are there, and they are (the suite's own build needed every one of them). It is
+# checked first with DEPS_CHECK_ONLY=1: when one is missing this stage fails rather than let
+# `make demo` install anything.
 #
 # Needs the debug build and .build/web-venv (scripts/test.sh makes both before it). Prints
 # `demo-open CHECK: ok|FAILED` per check and `demo-open: N passed, N failed`; exits non-zero
@@ -52,8 +53,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   exit 1
 fi
 
+if ! DEPS_CHECK_ONLY=1 scripts/deps.sh build; then
+  echo "demo-open: 0 passed, 1 failed (make demo's deps would install; run scripts/deps.sh)"
+  exit 1
+fi
+
 # setsid: the demo leads a process group of its own (make, demo.sh, strapd, strapd-web,
-# strapctl live), so one signal reaches all of it, as the terminal's Ctrl-C would.
+# strapctl live), so one signal reaches all of it, as a terminal's signals reach its
+# foreground job.
 # DEMO_SECONDS: long enough that the demo is still in its live view when it is ended.
 env -u WAYLAND_DISPLAY -u XDG_CURRENT_DESKTOP -u DESKTOP_SESSION -u KDE_FULL_SESSION \
     -u GNOME_DESKTOP_SESSION_ID -u MATE_DESKTOP_SESSION_ID -u LXQT_SESSION_CONFIG -u DESKTOP \
