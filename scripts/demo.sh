@@ -6,6 +6,7 @@
 # display). No root, no hardware.
 #   DEMO_SECONDS=20 (how long to watch)   DEMO_SENSORS=3 (simulated sensors)
 #   DEMO_WEB_PORT=0 (strapd-web's loopback port; 0: a free one, as 8420 may be taken)
+#   TMPDIR (where its throwaway state directory goes; default /tmp)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECS=${DEMO_SECONDS:-20}
@@ -16,9 +17,14 @@ swift build --product strapd >/dev/null
 swift build --product strapctl >/dev/null
 swift build --product strapd-web >/dev/null
 BIN=.build/debug
-DIR=$(mktemp -d /tmp/strapd-demo.XXXXXX)
+# Under $TMPDIR when set (scripts/demo-open.sh gives it a private one), else /tmp. A short
+# one: strapd's socket path must fit sun_path's 108 bytes.
+DIR=$(mktemp -d "${TMPDIR:-/tmp}/strapd-demo.XXXXXX")
 SOCK=$DIR/strapd.sock
 cleanup() {
+  # Uninterrupted: `make demo` ended by SIGTERM to its process group gets a second SIGTERM
+  # from make, which forwards it to its children, and it would cut this short.
+  trap '' INT TERM
   [ -n "${WEBPID:-}" ] && kill -TERM "$WEBPID" 2>/dev/null && wait "$WEBPID" 2>/dev/null || true
   [ -n "${PID:-}" ] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null || true
   rm -rf "$DIR"

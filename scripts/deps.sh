@@ -3,6 +3,8 @@
 # strapctl; the default), `test` (build + what the test suite runs against), `bench` (build +
 # the benchmark's peers), `deb` (build + Debian's packaging tools for `make deb`).
 # Usage: scripts/deps.sh [build|test|bench|deb]...
+# DEPS_CHECK_ONLY=1: install nothing; list what is missing and exit 1 (scripts/demo-open.sh
+# runs `make demo`, whose deps step must not install from inside the test suite).
 # Idempotent and non-interactive: packages already present are not touched, and apt's lists
 # are refreshed only when something is missing. docs/dependencies.md says why each is here.
 set -euo pipefail
@@ -30,6 +32,7 @@ TEST=(
   # Debian's builds, so selenium is given chromedriver's path and downloads no browser or driver
   chromium              # headless Chromium (--headless=new), the browser the tests drive
   chromium-driver       # /usr/bin/chromedriver, the WebDriver server selenium talks to (same version as chromium)
+  xdg-utils             # xdg-open: scripts/demo-open.sh shows `make demo` opening its dashboard URL through the real one
 )
 BENCH=(
   libsqlite3-dev        # the benchmark's peer for the store (Benchmarks/ only)
@@ -61,6 +64,10 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "deps ($purposes): all ${#PKGS[@]} packages present: ${PKGS[*]}"
   exit 0
+fi
+if [ -n "${DEPS_CHECK_ONLY:-}" ]; then
+  echo "deps ($purposes): missing ${missing[*]}"
+  exit 1
 fi
 echo "deps ($purposes): installing ${missing[*]}"
 SUDO=""

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite (what .ci/run runs): the Swift tests (unit + integration, including
 # the mock-BlueZ, socket, crash and disk-full tests), the Python client's checks
-# (scripts/python-client.sh), the Debian package checked by lintian and dpkg-deb
-# (scripts/deb-check.sh), the same suite again built with AddressSanitizer, bounded
-# fuzzing of every byte parser, then the end-to-end lab against real bluetoothd when the host
-# can run it.
+# (scripts/python-client.sh), `make demo` opening its dashboard (scripts/demo-open.sh), the
+# Debian package checked by lintian and dpkg-deb (scripts/deb-check.sh), the same suite again
+# built with AddressSanitizer, bounded fuzzing of every byte parser, then the end-to-end lab
+# against real bluetoothd when the host can run it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=$(mktemp)
@@ -42,6 +42,12 @@ py_line=$(grep -E '^pytest: ' "$log" | tail -1)
 scripts/examples.sh 2>&1 | tee "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
 read -r ex_passed ex_failed < <(grep -oE '^examples: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
+
+# `make demo` opening the dashboard URL it prints (scripts/demo-open.sh): the real xdg-open
+# hands the URL to a browser script that loads it in headless Chromium (the web venv above).
+scripts/demo-open.sh 2>&1 | tee "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || failed=1
+read -r demo_passed demo_failed < <(grep -oE '^demo-open: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1 | grep -oE '[0-9]+' | tr '\n' ' ')
 
 # The Debian package (scripts/deb-check.sh, docs/packaging.md): dpkg-buildpackage from this
 # commit, lintian with no error or warning, its files, conffile and maintainer scripts. On a
@@ -105,6 +111,6 @@ if [ $fdcheck_ok -eq 0 ]; then
   printf '%s\n' "$fdcheck_report" | head -n 40
 fi
 echo "${py_line:-pytest: the Python client did not run}"
-echo "swift tests: $tests run, $issues issues; double closes: $([ $fdcheck_ok -eq 1 ] && echo none || echo found); python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; deb: ${deb_passed:-0} passed, ${deb_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
-echo "ci: $(( tests - (issues > 0 ? 1 : 0) + fdcheck_ok + ${py_passed:-0} + ${ex_passed:-0} + ${deb_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + (1 - fdcheck_ok) + ${py_failed:-1} + ${ex_failed:-1} + ${deb_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
+echo "swift tests: $tests run, $issues issues; double closes: $([ $fdcheck_ok -eq 1 ] && echo none || echo found); python client: ${py_passed:-0} passed, ${py_failed:-1} failed; examples: ${ex_passed:-0} passed, ${ex_failed:-1} failed; demo-open: ${demo_passed:-0} passed, ${demo_failed:-1} failed; deb: ${deb_passed:-0} passed, ${deb_failed:-1} failed; asan: $([ $asan_ok -eq 1 ] && echo passed || echo failed); fuzz: $fuzzed families clean, $crashes crashed; lab: ${lab_passed:-0} passed, ${lab_failed:-0} failed"
+echo "ci: $(( tests - (issues > 0 ? 1 : 0) + fdcheck_ok + ${py_passed:-0} + ${ex_passed:-0} + ${demo_passed:-0} + ${deb_passed:-0} + asan_ok + fuzzed + ${lab_passed:-0} )) passed, $(( (issues > 0 ? 1 : 0) + (1 - fdcheck_ok) + ${py_failed:-1} + ${ex_failed:-1} + ${demo_failed:-1} + ${deb_failed:-1} + (1 - asan_ok) + crashes + ${lab_failed:-0} )) failed"
 exit $failed
