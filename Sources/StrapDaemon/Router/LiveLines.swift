@@ -87,16 +87,34 @@ struct LiveLines {
         } else {
             let metadata = s.metadata
             bytes.appendLiteral(#","metadata":{"#)
-            for (i, key) in metadata.keys.sorted().enumerated() {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
-                JSONWriter.writeString(key, into: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                JSONWriter.writeString(metadata[key]!, into: &bytes)
+            // The decoders' tags are one or two pairs (`running`, `cadenceUnit`, `reference`):
+            // put in order by hand, without the sorted array of keys (an allocation).
+            if metadata.count <= 2 {
+                var pairs = metadata.makeIterator()
+                if let first = pairs.next(), let second = pairs.next() {
+                    let (a, b) = first.key < second.key ? (first, second) : (second, first)
+                    appendPair(a.key, a.value)
+                    bytes.append(UInt8(ascii: ","))
+                    appendPair(b.key, b.value)
+                } else if let only = metadata.first {
+                    appendPair(only.key, only.value)
+                }
+            } else {
+                for (i, key) in metadata.keys.sorted().enumerated() {
+                    if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                    appendPair(key, metadata[key]!)
+                }
             }
             bytes.appendLiteral("}}}")
         }
         bytes.append(UInt8(ascii: "\n"))
         entries.append(Entry(address: s.device.address, type: s.type, end: bytes.count))
+    }
+
+    private mutating func appendPair(_ key: String, _ value: String) {
+        JSONWriter.writeString(key, into: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        JSONWriter.writeString(value, into: &bytes)
     }
 
     /// Appends `prefix` and the tail of every entry `admits` lets through; returns how many.

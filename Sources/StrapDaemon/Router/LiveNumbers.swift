@@ -49,7 +49,12 @@ enum LiveNumbers {
             p += 24
             copy(endOpen, to: p)
             p += endOpen.utf8CodeUnitCount
-            writeTimestamp(end, to: p)
+            // Most samples are an instant (a heart rate, a power reading): the same 24 bytes.
+            if end == start {
+                p.update(from: buf.baseAddress!, count: 24)
+            } else {
+                writeTimestamp(end, to: p)
+            }
             p += 24
             copy(deviceOpen, to: p)
             p += deviceOpen.utf8CodeUnitCount
