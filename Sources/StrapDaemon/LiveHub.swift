@@ -31,6 +31,8 @@ public enum LiveEvent: Sendable {
 public final class LiveHub: Sendable {
     private struct Registry {
         var subscribers: [Int: @Sendable ([LiveEvent]) -> Void] = [:]
+        /// The same, made on each change (rare): `publish` takes it without building an array.
+        var list: [@Sendable ([LiveEvent]) -> Void] = []
         var nextID = 1
     }
     private let registry = Mutex(Registry())
@@ -45,6 +47,7 @@ public final class LiveHub: Sendable {
             let id = r.nextID
             r.nextID += 1
             r.subscribers[id] = deliver
+            r.list = Array(r.subscribers.values)
             count.store(r.subscribers.count, ordering: .relaxed)
             return id
         }
@@ -54,6 +57,7 @@ public final class LiveHub: Sendable {
     public func unsubscribe(_ id: Int) {
         registry.withLock { r in
             r.subscribers[id] = nil
+            r.list = Array(r.subscribers.values)
             count.store(r.subscribers.count, ordering: .relaxed)
         }
     }
@@ -66,7 +70,7 @@ public final class LiveHub: Sendable {
 
     /// Hands `events` to every subscriber, on the calling queue.
     func publish(_ events: [LiveEvent]) {
-        let subscribers = registry.withLock { Array($0.subscribers.values) }
+        let subscribers = registry.withLock { $0.list }
         for deliver in subscribers { deliver(events) }
     }
 }

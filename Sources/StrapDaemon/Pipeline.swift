@@ -44,6 +44,8 @@ public final class Pipeline: @unchecked Sendable {
     /// at hand-off, once nothing more is appended (a slice taken earlier would make every
     /// later append copy the whole buffer).
     private var outLive: [PendingLive] = []
+    /// `outLive` made into events at hand-off; empty between turns (`publishLive`).
+    private var liveEvents: [LiveEvent] = []
     private var handOffScheduled = false
     /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
     public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
@@ -237,13 +239,17 @@ extension Pipeline {
     }
 
     /// Its own function so the slices are released before the batch goes to the store stage.
+    /// The events go out in an array kept for the next turn (subscribers let go of it before
+    /// `publish` returns), so a turn allocates none.
     private func publishLive() {
-        live.publish(outLive.map { pending in
+        for pending in outLive {
             switch pending {
-            case .event(let event): event
-            case .samples(let range): .samples(out.samples[range])
+            case .event(let event): liveEvents.append(event)
+            case .samples(let range): liveEvents.append(.samples(out.samples[range]))
             }
-        })
+        }
+        live.publish(liveEvents)
+        liveEvents.removeAll(keepingCapacity: true)
     }
 }
 

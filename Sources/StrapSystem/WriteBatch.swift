@@ -32,6 +32,17 @@ public struct WriteBatch: ~Copyable {
     /// is left. Must be called before the turn of the queue that built the batch ends.
     public mutating func send() {
         guard !connections.isEmpty else { return }
+        defer { connections.removeAll(keepingCapacity: true) }
+        if connections.count < Self.parallelThreshold {
+            // One thread: each connection's bytes sent and settled in turn, without the arrays
+            // of jobs and outcomes the threads share (the live fan-out's usual case, one batch
+            // per notification; docs/benchmarks.md, "Instructions and allocations per notification").
+            for connection in connections {
+                guard let job = connection.takeHeldForSend() else { continue }
+                connection.finishHeld(job.bytes, job.run())
+            }
+            return
+        }
         let jobs = connections.compactMap { $0.takeHeldForSend() }
         let outcomes = Outcomes(count: jobs.count)
         defer { outcomes.release() }
@@ -46,7 +57,6 @@ public struct WriteBatch: ~Copyable {
             for i in jobs.indices { outcomes.set(i, jobs[i].run()) }
         }
         for i in jobs.indices { jobs[i].connection.finishHeld(jobs[i].bytes, outcomes[i]) }
-        connections.removeAll(keepingCapacity: true)
     }
 
     static func threads(for count: Int) -> Int {

@@ -1,3 +1,4 @@
+import Dispatch
 import StrapIngest
 import StrapModel
 import StrapSystem
@@ -22,18 +23,17 @@ extension RequestRouter {
 }
 
 /// One subscription of the router to the live hub, fanned out to every `live.subscribe`
-/// stream. Each event is encoded to JSON once, on the hub's queue, and the same bytes go to
-/// every subscriber.
+/// stream. Each event is encoded once, on the publisher's thread, into a buffer both sides
+/// reuse (`LiveLines`), and the same bytes go to every subscriber.
 final class LiveFanout: @unchecked Sendable {
-    struct Encoded: Sendable {
-        let address: SensorAddress
-        let type: QuantityType?
-        let kind: String
-        let data: [UInt8]
-    }
-
     private let hub: LiveHub
-    private let subscribers = Mutex<[ObjectIdentifier: LiveStream]>([:])
+    /// The streams by identity, and the same as a list made on each change (rare), so that a
+    /// turn reads it without building an array.
+    private struct Subscribers {
+        var byID: [ObjectIdentifier: LiveStream] = [:]
+        var list: [LiveStream] = []
+    }
+    private let subscribers = Mutex(Subscribers())
     /// Encoded events waiting for the server queue, and whether a drain is scheduled there.
     /// Everything that arrives while a fan-out runs goes out together in the next one, one
     /// write per subscriber: when the machine falls behind, the work per event shrinks and
@@ -41,24 +41,31 @@ final class LiveFanout: @unchecked Sendable {
     /// `maximumPendingEvents` events are not kept — each subscriber is told how many it
     /// missed (`dropped`) — so a flood cannot grow memory.
     private struct Pending {
-        var events: [Encoded] = []
+        var lines = LiveLines()
         var missed = 0
         var scheduled = false
     }
     private let pending = Mutex(Pending())
     static let maximumPendingEvents = 16_384
     private let hubSubscription = Mutex<Int?>(nil)
+    /// Confined to the server queue (`fanOut`): the turn's events, swapped with `pending`'s
+    /// (emptied) under its lock, and the lines of the first subscriber id, built again each
+    /// turn in the same storage. Kept between turns, so a turn allocates nothing for them.
+    private var draining = LiveLines()
+    private var sharedLines: [UInt8] = []
+    private var batch = WriteBatch()
 
     init(hub: LiveHub) {
         self.hub = hub
     }
 
-    var count: Int { subscribers.withLock { $0.count } }
+    var count: Int { subscribers.withLock { $0.byID.count } }
 
     func add(_ stream: LiveStream) {
         let first = subscribers.withLock { s in
-            s[ObjectIdentifier(stream)] = stream
-            return s.count == 1
+            s.byID[ObjectIdentifier(stream)] = stream
+            s.list = Array(s.byID.values)
+            return s.byID.count == 1
         }
         // Subscribed lazily, outside the lock: the hub delivers on its queue and takes it.
         if first, hubSubscription.withLock({ $0 == nil }) {
@@ -72,7 +79,9 @@ final class LiveFanout: @unchecked Sendable {
     }
 
     func remove(_ stream: LiveStream) {
-        _ = subscribers.withLock { $0.removeValue(forKey: ObjectIdentifier(stream)) }
+        subscribers.withLock { s in
+            if s.byID.removeValue(forKey: ObjectIdentifier(stream)) != nil { s.list = Array(s.byID.values) }
+        }
     }
 
     func detach() {
@@ -80,24 +89,25 @@ final class LiveFanout: @unchecked Sendable {
     }
 
     private func publish(_ events: [LiveEvent]) {
-        guard let queue = subscribers.withLock({ $0.values.first?.session.connection.queue }) else { return }
-        let full = pending.withLock { p in
-            if p.events.count < Self.maximumPendingEvents { return false }
-            p.missed += events.reduce(0) { n, e in
-                switch e {
-                case .samples(let s): n + s.count
-                case .quietNotification: n
-                default: n + 1
-                }
-            }
-            return true
-        }
-        var encoded: [Encoded] = []
-        if !full { for event in events { Self.encode(event, into: &encoded) } }
-        // A turn of quiet notifications only: nothing for clients, no turn of the server queue.
-        if !full, encoded.isEmpty { return }
+        guard let queue = subscribers.withLock({ $0.list.first?.session.connection.queue }) else { return }
+        // Encoded under the lock, straight into the pending buffer: the server queue takes the
+        // lock only to swap buffers, and publishers (the pipeline, the RSSI readings) keep
+        // their order.
         let schedule = pending.withLock { p -> Bool in
-            p.events += encoded
+            let before = p.lines.count
+            if before >= Self.maximumPendingEvents {
+                p.missed += events.reduce(0) { n, e in
+                    switch e {
+                    case .samples(let s): n + s.count
+                    case .quietNotification: n
+                    default: n + 1
+                    }
+                }
+            } else {
+                for event in events { p.lines.append(event) }
+                // A turn of quiet notifications only: nothing for clients, no turn of the server queue.
+                if p.lines.count == before { return false }
+            }
             defer { p.scheduled = true }
             return !p.scheduled
         }
@@ -109,63 +119,53 @@ final class LiveFanout: @unchecked Sendable {
         // (store scans, device snapshots, exports) runs on the router's worker, never on the
         // server queue. The server queue in turn never waits on the pipeline's or the Bluetooth
         // queue, which this thread may be holding (docs/architecture.md#queues-and-who-waits-on-whom).
-        if schedule { queue.sync { fanOut() } }
+        if schedule { queue.sync { fanOut(on: queue) } }
     }
 
     /// On the server queue.
-    private func fanOut() {
-        let (encoded, missed) = pending.withLock { p in
-            defer { p = Pending() }
-            return (p.events, p.missed)
+    private func fanOut(on queue: DispatchQueue) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let missed = pending.withLock { p in
+            swap(&p.lines, &draining)
+            defer { p.missed = 0; p.scheduled = false }
+            return p.missed
         }
-        let streams = subscribers.withLock { Array($0.values) }
+        defer { draining.removeAll() }
+        let streams = subscribers.withLock { $0.list }
         // Subscribers that take everything and share a request id (most use id 1) share one
-        // buffer of lines: the same bytes go to each socket, built once.
-        var whole: [RequestID: [UInt8]] = [:]
-        var last: (id: RequestID, lines: [UInt8])?
+        // buffer of lines: the same bytes go to each socket, built once. Other ids get theirs.
+        var sharedID: RequestID?
+        var others: [(id: RequestID, lines: [UInt8])] = []
         // The sends leave together, from more than one thread (`WriteBatch`: most of a send
         // is waking its reader).
-        var batch = WriteBatch()
         for stream in streams {
             if missed > 0 { stream.noteMissed(missed) }
-            if encoded.isEmpty { continue }
-            if encoded.allSatisfy(stream.admits) {
+            if draining.isEmpty { continue }
+            if stream.admitsEverything || draining.entries.allSatisfy(stream.admits) {
                 let lines: [UInt8]
-                if let last, last.id == stream.id {
-                    lines = last.lines
+                if sharedID == nil || sharedID == stream.id {
+                    if sharedID == nil {
+                        sharedID = stream.id
+                        sharedLines.removeAll(keepingCapacity: true)
+                        _ = draining.appendLines(prefix: stream.linePrefix, into: &sharedLines) { _ in true }
+                    }
+                    lines = sharedLines
+                } else if let built = others.first(where: { $0.id == stream.id }) {
+                    lines = built.lines
                 } else {
-                    lines = whole[stream.id] ?? LiveStream.lines(encoded, id: stream.id)
-                    whole[stream.id] = lines
-                    last = (stream.id, lines)
+                    var built: [UInt8] = []
+                    _ = draining.appendLines(prefix: stream.linePrefix, into: &built) { _ in true }
+                    others.append((stream.id, built))
+                    lines = built
                 }
-                stream.deliver(lines: lines, count: encoded.count, in: &batch)
+                stream.deliver(lines: lines, count: draining.count, in: &batch)
             } else {
-                let mine = encoded.filter(stream.admits)
-                if !mine.isEmpty { stream.deliver(lines: LiveStream.lines(mine, id: stream.id), count: mine.count, in: &batch) }
+                var mine: [UInt8] = []
+                let n = draining.appendLines(prefix: stream.linePrefix, into: &mine, admits: stream.admits)
+                if n > 0 { stream.deliver(lines: mine, count: n, in: &batch) }
             }
         }
         batch.send()
-    }
-
-    /// One `Encoded` per sample, change or link event.
-    static func encode(_ event: LiveEvent, into out: inout [Encoded]) {
-        switch event {
-        case .samples(let samples):
-            for s in samples {
-                out.append(Encoded(address: s.device.address, type: s.type, kind: "sample", data: SampleJSON.bytes(s, durable: false)))
-            }
-        case let .change(address, change):
-            out.append(Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(DaemonJSON.change(address, change)))))
-        case let .link(address, up, reason, time):
-            out.append(Encoded(address: address, type: nil, kind: "link",
-                               data: JSONWriter.bytes(.object(DaemonJSON.link(address, up: up, reason: reason, time: time)))))
-        case let .linkQuality(address, rssi, reason):
-            var o: JSONObject = ["address": .string(address), "change": .string("rssi"), "rssi": rssi.map { .int(Int64($0)) } ?? .null]
-            if rssi == nil, let reason { o["rssiUnavailable"] = .string(reason) }
-            out.append(Encoded(address: address, type: nil, kind: "device", data: JSONWriter.bytes(.object(o))))
-        case .quietNotification:
-            break
-        }
     }
 }
 
@@ -178,6 +178,11 @@ final class LiveStream: RouterStream, @unchecked Sendable {
     let id: RequestID
     private let types: Set<QuantityType>?
     private let devices: Set<SensorAddress>?
+    /// No filter: every event is this stream's.
+    let admitsEverything: Bool
+    /// `{"id":N,"event":"`: what each of this stream's lines starts with, before the event's
+    /// tail (`LiveLines`).
+    let linePrefix: [UInt8]
     /// Confined to the server queue.
     private var ended = false
     private var dropped = 0
@@ -188,10 +193,20 @@ final class LiveStream: RouterStream, @unchecked Sendable {
         self.id = id
         self.types = types
         self.devices = devices
+        admitsEverything = types == nil && devices == nil
+        linePrefix = Self.linePrefix(id: id)
+    }
+
+    static func linePrefix(id: RequestID) -> [UInt8] {
+        var prefix: [UInt8] = []
+        prefix.appendLiteral(#"{"id":"#)
+        JSONWriter.write(id.json, into: &prefix)
+        prefix.appendLiteral(#","event":""#)
+        return prefix
     }
 
     /// Any queue; reads only immutable state.
-    func admits(_ event: LiveFanout.Encoded) -> Bool {
+    func admits(_ event: LiveLines.Entry) -> Bool {
         if let devices, !devices.contains(event.address) { return false }
         if let types, let t = event.type, !types.contains(t) { return false }
         return true
@@ -202,13 +217,6 @@ final class LiveStream: RouterStream, @unchecked Sendable {
     func noteMissed(_ count: Int) {
         guard !ended else { return }
         dropped += count
-    }
-
-    static func lines(_ events: [LiveFanout.Encoded], id: RequestID) -> [UInt8] {
-        var lines: [UInt8] = []
-        lines.reserveCapacity(events.reduce(0) { $0 + $1.data.count + 48 })
-        for e in events { Reply.appendEvent(id: id, kind: e.kind, dataJSON: e.data, into: &lines) }
-        return lines
     }
 
     /// `lines` holds `count` events, already in this stream's id.
