@@ -1,4 +1,5 @@
 import Dispatch
+import FoundationEssentials
 import StrapKit
 import Synchronization
 
@@ -75,13 +76,23 @@ public final class LiveRelay: Sendable {
             }
         }
         Task.detached { [self] in
+            // The profile is decoded into zones only when strapd's answer changed (or the day
+            // did: an age-based maximum moves with it). Decoding runs Foundation's JSONDecoder
+            // and the calendar, code an idle relay would otherwise map in again every 5 s.
+            var decoded: (reply: JSONObject, day: Int64)?
             while !state.withLock({ $0.stopped }) {
                 do {
-                    let zones = AthleteZones.zones(profileReply: try await link.store.request("profile.get", [:]))
-                    state.withLock { $0.figures.zones = zones }
+                    let reply = try await link.store.request("profile.get", [:])
+                    let day = Int64(Date().timeIntervalSince1970) / 86_400
+                    if decoded?.reply != reply || decoded?.day != day {
+                        let zones = AthleteZones.zones(profileReply: reply)
+                        state.withLock { $0.figures.zones = zones }
+                        decoded = (reply, day)
+                    }
                 } catch let refusal as StrapKitError where refusal.code != nil {
                     // strapd answered (no profile: noData): heart rates have no zone.
                     state.withLock { $0.figures.zones = nil }
+                    decoded = nil
                 } catch {
                     // strapd away: the zones it gave last still hold.
                 }

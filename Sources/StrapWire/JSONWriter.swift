@@ -17,17 +17,8 @@ public enum JSONWriter {
         switch value {
         case .null: out.appendLiteral("null")
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let i): out.append(contentsOf: String(i).utf8)
-        case .double(let d):
-            // A whole number is written as a JSON integer ("72", not "72.0"): clients in typed
-            // languages decode heart rates, battery levels and counts into integer types.
-            // Below 2^53 every integer is exact in a double, so nothing is lost; others take
-            // Swift's shortest round-trip form, which is valid JSON ("0.5", "1e+16", "5e-324").
-            if d.isFinite, d == d.rounded(.towardZero), abs(d) < 9_007_199_254_740_992 {
-                out.append(contentsOf: String(Int64(d)).utf8)
-            } else {
-                out.append(contentsOf: (d.isFinite ? String(d) : "null").utf8)
-            }
+        case .int(let i): appendInteger(i, into: &out)
+        case .double(let d): appendNumber(d, into: &out)
         case .string(let s): writeString(s, into: &out)
         case .array(let items):
             out.append(UInt8(ascii: "["))
@@ -45,6 +36,41 @@ public enum JSONWriter {
                 write(entry.value, into: &out)
             }
             out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    /// A double as JSON. A whole number is written as a JSON integer ("72", not "72.0"):
+    /// clients in typed languages decode heart rates, battery levels and counts into integer
+    /// types. Below 2^53 every integer is exact in a double, so nothing is lost; others take
+    /// Swift's shortest round-trip form, which is valid JSON ("0.5", "1e+16", "5e-324");
+    /// non-finite values, which JSON cannot hold, as null.
+    public static func appendNumber(_ d: Double, into out: inout [UInt8]) {
+        if d.isFinite, d == d.rounded(.towardZero), abs(d) < 9_007_199_254_740_992 {
+            appendInteger(Int64(d), into: &out)
+        } else if d.isFinite {
+            var text = String(d)
+            text.withUTF8 { out.append(contentsOf: $0) }
+        } else {
+            out.appendLiteral("null")
+        }
+    }
+
+    /// Decimal digits of `v`, with a minus sign when negative (`String(v)`'s form), without
+    /// a `String` in between (the live encoder writes several per sample).
+    public static func appendInteger(_ v: Int64, into out: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { buf in
+            var rest = v.magnitude
+            var i = 20
+            repeat {
+                i -= 1
+                buf[i] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+                rest /= 10
+            } while rest > 0
+            if v < 0 {
+                i -= 1
+                buf[i] = UInt8(ascii: "-")
+            }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: buf[i..<20]))
         }
     }
 

@@ -141,21 +141,33 @@ import Testing
         #expect(lines.isEmpty && lines.bytes.isEmpty)
     }
 
-    @Test func timestampsAndIntegersMatchTheGeneralWriters() {
+    /// The line's numbers and times come from StrapWire's writers, which write digits
+    /// without a String: checked here against independent readings of the same values (the
+    /// RFC 3339 parser, Swift's own integer and double text).
+    @Test func timestampsAndNumbersReadBackAsTheirValues() throws {
         var g = Seeded(state: 2026)
         var buffer = [UInt8](repeating: 0, count: 24)
         for _ in 0..<20_000 {
             let ms = Self.millis(&g)
-            buffer.withUnsafeMutableBufferPointer { LiveNumbers.writeTimestamp(ms, to: $0.baseAddress!) }
-            #expect(String(decoding: buffer, as: UTF8.self) == RFC3339Timestamp.format(millisecondsSinceEpoch: ms), "\(ms)")
+            buffer.withUnsafeMutableBufferPointer { RFC3339Timestamp.write(millisecondsSinceEpoch: ms, to: $0.baseAddress!) }
+            let clamped = min(max(ms, RFC3339Timestamp.minimumMilliseconds), RFC3339Timestamp.maximumMilliseconds)
+            #expect(try RFC3339Timestamp.parse(String(decoding: buffer, as: UTF8.self)) == clamped, "\(ms)")
             let v = Int64(bitPattern: g.next()) >> Int.random(in: 0...63, using: &g)
             var digits: [UInt8] = []
-            LiveNumbers.appendInteger(v, into: &digits)
+            JSONWriter.appendInteger(v, into: &digits)
             #expect(String(decoding: digits, as: UTF8.self) == String(v))
             let d = Self.double(&g)
             var number: [UInt8] = []
-            LiveNumbers.append(d, into: &number)
-            #expect(number == JSONWriter.bytes(.double(d)), "\(d)")
+            JSONWriter.appendNumber(d, into: &number)
+            let whole = d.isFinite && d == d.rounded(.towardZero) && abs(d) < 9_007_199_254_740_992
+            let expected = !d.isFinite ? "null" : whole ? String(Int64(d)) : String(d)
+            #expect(String(decoding: number, as: UTF8.self) == expected, "\(d)")
+        }
+        // Fixed points: the epoch, a leap day, the clamps at both ends.
+        for (ms, text) in [(Int64(0), "1970-01-01T00:00:00.000Z"), (951_782_400_123, "2000-02-29T00:00:00.123Z"),
+                           (Int64.min, "0000-01-01T00:00:00.000Z"), (Int64.max, "9999-12-31T23:59:59.999Z"),
+                           (-1, "1969-12-31T23:59:59.999Z")] {
+            #expect(RFC3339Timestamp.format(millisecondsSinceEpoch: ms) == text)
         }
     }
 }

@@ -73,11 +73,11 @@ struct LiveLines {
             let beats = s.beats
             for i in beats.indices {
                 if i > 0 { bytes.append(UInt8(ascii: ",")) }
-                LiveNumbers.append(beats[i], into: &bytes)
+                JSONWriter.appendNumber(beats[i], into: &bytes)
             }
             bytes.append(UInt8(ascii: "]"))
         } else {
-            LiveNumbers.append(s.value, into: &bytes)
+            JSONWriter.appendNumber(s.value, into: &bytes)
         }
         bytes.append(contentsOf: fragments.unit)
         LiveNumbers.appendTimes(start: s.start, end: s.end, into: &bytes)
