@@ -2,6 +2,7 @@ import StrapGATT
 import StrapIngest
 import StrapModel
 import StrapWire
+import StrapSimulator
 import Testing
 @testable import StrapDaemon
 
@@ -10,18 +11,6 @@ import Testing
 /// `JSONWriter`'s objects, byte for byte (docs/protocol.md#livesubscribe), over many random
 /// samples and events.
 @Suite struct LiveLinesTests {
-    /// A deterministic generator (SplitMix64): a failure names its seed and can be replayed.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The old path's line for one event.
     static func reference(_ event: LiveEvent, id: RequestID) -> [UInt8] {
         var out: [UInt8] = []
@@ -52,12 +41,12 @@ import Testing
         return out
     }
 
-    static func text(_ g: inout Seeded) -> String {
+    static func text(_ g: inout SimulationRandom) -> String {
         let alphabet: [String] = ["a", "Z", "0", " ", "\"", "\\", "\n", "\t", "\u{01}", "\u{1F}", "é", "心", "🫀", "/", ":"]
         return (0..<Int.random(in: 0...8, using: &g)).map { _ in alphabet.randomElement(using: &g)! }.joined()
     }
 
-    static func double(_ g: inout Seeded) -> Double {
+    static func double(_ g: inout SimulationRandom) -> Double {
         switch Int.random(in: 0...9, using: &g) {
         case 0: Double(Int.random(in: 0...255, using: &g))
         case 1: Double(Int64.random(in: -9_007_199_254_740_992...9_007_199_254_740_992, using: &g))
@@ -71,7 +60,7 @@ import Testing
         }
     }
 
-    static func millis(_ g: inout Seeded) -> Millis {
+    static func millis(_ g: inout SimulationRandom) -> Millis {
         switch Int.random(in: 0...4, using: &g) {
         case 0: Int64.random(in: Int64.min...Int64.max, using: &g)
         case 1: Int64.random(in: RFC3339Timestamp.minimumMilliseconds - 10...RFC3339Timestamp.minimumMilliseconds + 86_400_000, using: &g)
@@ -81,7 +70,7 @@ import Testing
         }
     }
 
-    static func sample(_ g: inout Seeded, devices: [Device]) -> Sample {
+    static func sample(_ g: inout SimulationRandom, devices: [Device]) -> Sample {
         let type = QuantityType.allCases.randomElement(using: &g)!
         var metadata: [String: String] = [:]
         if Bool.random(using: &g) {
@@ -94,7 +83,7 @@ import Testing
     }
 
     @Test func randomSamplesEncodeAsTheGeneralEncodersDo() {
-        var g = Seeded(state: 37)
+        var g = SimulationRandom(seed: 37)
         let devices = (0..<4).map { i in
             Device(id: "dev-\(i)", address: "C0:00:00:00:00:0\(i)", name: i == 0 ? "Polar \"H10\" \\ left\n" : "Strap \(i)",
                    manufacturer: i % 2 == 0 ? "Maker" : nil, model: i == 3 ? "M\u{02}" : nil)
@@ -145,7 +134,7 @@ import Testing
     /// without a String: checked here against independent readings of the same values (the
     /// RFC 3339 parser, Swift's own integer and double text).
     @Test func timestampsAndNumbersReadBackAsTheirValues() throws {
-        var g = Seeded(state: 2026)
+        var g = SimulationRandom(seed: 2026)
         var buffer = [UInt8](repeating: 0, count: 24)
         for _ in 0..<20_000 {
             let ms = Self.millis(&g)

@@ -43,43 +43,10 @@ extension TLSClient {
     /// `openssl s_client` as `request` runs it, read until `enough` holds for the body so far,
     /// or 30 s have passed, then killed. Throws when no response head came at all.
     static func stream(address: String = "127.0.0.1", port: UInt16, caFile: String, path: String, host: String,
-                       headers: [(String, String)], until enough: (String) -> Bool) throws -> HTTPReply {
+                       headers: [(String, String)], until enough: @escaping (String) -> Bool) throws -> HTTPReply {
         var request = "GET \(path) HTTP/1.1\r\nHost: \(host)\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
-        // Files, not pipes, for the reason `request` gives.
-        let exchange = NSTemporaryDirectory() + "strapweb-tls-stream-\(UUID().uuidString.prefix(8))"
-        FileManager.default.createFile(atPath: exchange + ".in", contents: Data(request.utf8))
-        FileManager.default.createFile(atPath: exchange + ".out", contents: nil)
-        FileManager.default.createFile(atPath: exchange + ".err", contents: nil)
-        defer { for end in [".in", ".out", ".err"] { try? FileManager.default.removeItem(atPath: exchange + end) } }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        // -quiet implies -ign_eof: the connection stays open after the request is written.
-        p.arguments = ["s_client", "-connect", "\(address):\(port)", "-CAfile", caFile, "-verify_return_error",
-                       "-verify_ip", address, "-quiet"]
-        p.standardInput = FileHandle(forReadingAtPath: exchange + ".in")
-        p.standardOutput = FileHandle(forWritingAtPath: exchange + ".out")
-        p.standardError = FileHandle(forWritingAtPath: exchange + ".err")
-        try p.run()
-        var reply: HTTPReply?
-        for _ in 0..<3000 {
-            reply = RawHTTP.parse(Array(FileManager.default.contents(atPath: exchange + ".out") ?? Data()))
-            if let reply, enough(reply.body) { break }
-            if !p.isRunning { break }
-            usleep(10_000)
-        }
-        // SIGKILL, not terminate(): s_client inherits this process' signal mask, in which
-        // libdispatch blocks SIGTERM, so a SIGTERM stays pending and waitUntilExit never returns
-        // (seen: the test hung with the frame long read).
-        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
-        p.waitUntilExit()
-        // What arrived up to the end, in case it came after the last look.
-        reply = RawHTTP.parse(Array(FileManager.default.contents(atPath: exchange + ".out") ?? Data())) ?? reply
-        guard let reply else {
-            let stderr = String(decoding: FileManager.default.contents(atPath: exchange + ".err") ?? Data(), as: UTF8.self)
-            throw Refused(description: "no HTTP response over TLS (openssl exit \(p.terminationStatus)): \(stderr)")
-        }
-        return reply
+        return try exchange(request, address: address, port: port, caFile: caFile, seconds: 30, until: { enough($0.body) })
     }
 }

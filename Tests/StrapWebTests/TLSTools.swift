@@ -78,6 +78,16 @@ enum TLSClient {
         if let host { request += "Host: \(host)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "Connection: close\r\n\r\n"
+        // s_client reads on after stdin ends until the server closes (Connection: close).
+        return try exchange(request, address: address, port: port, caFile: caFile, seconds: 20, until: nil)
+    }
+
+    /// `request` through `openssl s_client -quiet` (only the server's bytes on stdout; it
+    /// keeps the connection after stdin ends), watched every 10 ms until it exits, `enough`
+    /// holds for the response so far, or `seconds` have passed; then killed. Throws when no
+    /// response head came at all.
+    static func exchange(_ request: String, address: String, port: UInt16, caFile: String, seconds: Int,
+                         until enough: ((HTTPReply) -> Bool)?) throws -> HTTPReply {
         // Files, not pipes: tests run side by side and start children, and a child started
         // meanwhile may inherit a pipe's write end, so its end of file would never come.
         let exchange = NSTemporaryDirectory() + "strapweb-tls-exchange-\(UUID().uuidString.prefix(8))"
@@ -87,21 +97,28 @@ enum TLSClient {
         defer { for end in [".in", ".out", ".err"] { try? FileManager.default.removeItem(atPath: exchange + end) } }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        // -quiet: only the server's bytes on stdout, and it reads on after stdin ends until
-        // the server closes (the request says Connection: close).
         p.arguments = ["s_client", "-connect", "\(address):\(port)", "-CAfile", caFile, "-verify_return_error",
                        "-verify_ip", address, "-quiet"]
         p.standardInput = FileHandle(forReadingAtPath: exchange + ".in")
         p.standardOutput = FileHandle(forWritingAtPath: exchange + ".out")
         p.standardError = FileHandle(forWritingAtPath: exchange + ".err")
         try p.run()
-        for _ in 0..<2000 where p.isRunning { usleep(10_000) }
-        if p.isRunning { p.terminate() }
+        var reply: HTTPReply?
+        for _ in 0..<(seconds * 100) where p.isRunning {
+            if let enough {
+                reply = RawHTTP.parse(Array(FileManager.default.contents(atPath: exchange + ".out") ?? Data()))
+                if let reply, enough(reply) { break }
+            }
+            usleep(10_000)
+        }
+        // SIGKILL, not terminate(): s_client inherits this process' signal mask, in which
+        // libdispatch blocks SIGTERM, so a SIGTERM stays pending and waitUntilExit never returns.
+        if p.isRunning { kill(p.processIdentifier, SIGKILL) }
         p.waitUntilExit()
-        let received = FileManager.default.contents(atPath: exchange + ".out") ?? Data()
-        let complaints = FileManager.default.contents(atPath: exchange + ".err") ?? Data()
-        let stderr = String(decoding: complaints, as: UTF8.self)
-        guard let reply = RawHTTP.parse(Array(received)) else {
+        // What arrived up to the end, in case it came after the last look.
+        reply = RawHTTP.parse(Array(FileManager.default.contents(atPath: exchange + ".out") ?? Data())) ?? reply
+        guard let reply else {
+            let stderr = String(decoding: FileManager.default.contents(atPath: exchange + ".err") ?? Data(), as: UTF8.self)
             throw Refused(description: "no HTTP response over TLS (openssl exit \(p.terminationStatus)): \(stderr)")
         }
         return reply
