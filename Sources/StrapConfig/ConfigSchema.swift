@@ -41,6 +41,9 @@ public enum ConfigSchema {
         ConfigKey(section: "daemon", name: "max_clients", reloadable: false,
                   apply: { c, v throws(ConfigValue.Invalid) in c.daemon.maxClients = try ConfigValue.integer(v, in: 1...65536) },
                   render: { String($0.daemon.maxClients) }),
+        ConfigKey(section: "daemon", name: "max_workout_sessions", reloadable: false,
+                  apply: { c, v throws(ConfigValue.Invalid) in c.daemon.maxWorkoutSessions = try ConfigValue.integer(v, in: 1...1024) },
+                  render: { String($0.daemon.maxWorkoutSessions) }),
 
         ConfigKey(section: "store", name: "sync", reloadable: true,
                   apply: { c, v throws(ConfigValue.Invalid) in c.store.sync = try ConfigValue.choice(v, SyncMode.self) },

@@ -24,6 +24,8 @@ public struct Configuration: Sendable, Equatable {
         /// Per-client output bound (docs/protocol.md#slow-clients); high water is a quarter of it.
         public var clientBuffer = 4 * 1024 * 1024
         public var maxClients = 1024
+        /// Workout sessions open at once (`workout.start` beyond it is `busy`).
+        public var maxWorkoutSessions = 64
     }
 
     public struct Store: Sendable, Equatable {

@@ -58,7 +58,8 @@ final class WorkoutsService: LifecycleService {
             let plans = try PlanBook(directory: configuration.daemon.stateDirectory, load: DaemonFiles.read,
                                      persist: DaemonFiles.replace, quarantine: DaemonFiles.quarantine)
             if let problem = plans.loadProblem { log.error("workout plans: \(problem)") }
-            let workouts = try WorkoutService(store: store, profiles: profiles, plans: plans, log: { log.notice($0) })
+            let workouts = try WorkoutService(store: store, profiles: profiles, plans: plans,
+                                              maximumOpenSessions: configuration.daemon.maxWorkoutSessions, log: { log.notice($0) })
             workouts.recover()
             self.workouts = workouts
         } catch { throw .store("workout sessions: \(error)") }

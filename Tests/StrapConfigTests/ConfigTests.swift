@@ -43,6 +43,7 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         #expect(c.daemon.socketGroup == "fitness")
         #expect(c.daemon.clientBuffer == 8 << 20)
         #expect(c.daemon.maxClients == 200)
+        #expect(c.daemon.maxWorkoutSessions == 100)
         #expect(c.store.sync == .always)
         #expect(c.store.syncInterval == .milliseconds(250))
         #expect(c.store.retention == .duration(.seconds(14 * 86_400)))
@@ -116,6 +117,7 @@ func fixture(_ name: String) throws -> (path: String, text: String) {
         ("[daemon]\nsocket = relative/path", "expected an absolute path"),
         ("[daemon]\nclient_buffer = 1K", "must be at least 64K"),
         ("[daemon]\nmax_clients = 0", "outside 1...65536"),
+        ("[daemon]\nmax_workout_sessions = 0", "outside 1...1024"),
         ("[bluetooth]\nadapter = hcix", "expected an adapter: hciN with N a number"),
         ("[bluetooth]\nscan_timeout = 0", "between 1s and 1h"),
         ("[simulate]\ndevices = hr, bike", "expected one of hr, csc, rsc, power, trainer"),

@@ -188,6 +188,20 @@ func readAnchored(_ client: RawProtocolDriver, from anchor: Int64, limit: Int = 
         daemon.signal(SIGTERM)
     }
 
+    /// `[daemon] max_workout_sessions` bounds the sessions open at once in the shipped daemon
+    /// (the engine's own bound is tested in WorkoutProtocolTests).
+    @Test func theConfiguredWorkoutSessionLimitHolds() throws {
+        let daemon = try DaemonProcess()
+        try daemon.start(["--simulate=1", "--set", "daemon.max_workout_sessions=1"])
+        let c = try daemon.client()
+        let first = try c.call(#"{"id":1,"op":"workout.start","activityType":"walking","devices":["AA:BB:CC:00:00:01"]}"#)
+        #expect(first.isOK, "\(first)")
+        let second = try c.call(#"{"id":2,"op":"workout.start","activityType":"walking","devices":["AA:BB:CC:00:00:02"]}"#)
+        #expect(second.errorCode == "busy")
+        #expect(second.errorMessage?.contains("1 workout sessions are open, the most strapd keeps (1)") == true, "\(second)")
+        daemon.signal(SIGTERM)
+    }
+
     /// The lock dies with its holder: a SIGKILLed daemon is replaced at once, no stale lock.
     @Test func aKilledHoldersLockIsReleasedAtOnce() throws {
         let daemon = try DaemonProcess()

@@ -40,7 +40,9 @@ enum WorkoutDaemonLoad {
         let notify = try NotifyListener(path: run + "/notify.sock")
         let socket = run + "/wl.sock", log = run + "/wl.log"
         let daemon = try DaemonFootprint.spawn(strapd, ["--replay", capture, "--replay-speed", "1", "--state-dir", run + "/state",
-                                                        "--socket", socket], notify: notify.path, log: log)
+                                                        "--socket", socket,
+                                                        // 100 sessions: above the default bound of 64 open at once.
+                                                        "--set", "daemon.max_workout_sessions=100"], notify: notify.path, log: log)
         defer { DaemonFootprint.terminate(daemon); notify.close() }
         guard notify.waitReady(seconds: 30) != nil else { throw DaemonFootprint.failure("strapd did not become READY", log: log) }
         let client = try StrapStore.connected(socket)
