@@ -35,7 +35,8 @@ enum WorkoutCadenceCost {
         var feed = SimulatedSamples.Feed(kinds: (0..<sensors).map { Simulation.Kind.allCases[$0 % 3] })
         let origin = feed.origin
         let engines = (0..<2).map { _ in
-            WorkoutEngine(journal: InMemoryWorkoutJournal(), profiles: { _ in SimulatedSamples.profile }, now: { origin - 1_000 })
+            WorkoutEngine(journal: InMemoryWorkoutJournal(), profiles: { _ in SimulatedSamples.profile }, now: { origin - 1_000 },
+                          maximumOpenSessions: 100)
         }
         for (i, a) in feed.addresses.enumerated() {
             let activity: ActivityType = i % 3 == 1 ? .cycling : .running

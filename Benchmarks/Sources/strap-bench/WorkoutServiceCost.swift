@@ -102,7 +102,8 @@ enum WorkoutServiceCost {
         patch.weight = .set(62)
         _ = try profiles.update(WorkoutConfiguration.defaultAthlete, patch, today: CalendarDate(utcMillis: origin))
         // Sessions start just before the first packet, so every sample is inside them.
-        let service = try WorkoutService(store: store, profiles: profiles, now: { origin - 1_000 })
+        // 100 sessions: above strapd's default bound of 64 open at once (`[daemon] max_workout_sessions`).
+        let service = try WorkoutService(store: store, profiles: profiles, now: { origin - 1_000 }, maximumOpenSessions: 100)
         let live = LiveHub()
         let pipeline = Pipeline(capacity: .max, storeStage: StoreStage(store: store), live: live) { address, name in
             (Device(id: address, address: address, name: name ?? address), DeviceIngest.Settings())
@@ -139,7 +140,7 @@ enum WorkoutServiceCost {
         var hits = 0
         for _ in 0..<3 {
             let engine = WorkoutEngine(journal: InMemoryWorkoutJournal(), profiles: { _ in SimulatedSamples.profile },
-                                       now: { origin - 1_000 })
+                                       now: { origin - 1_000 }, maximumOpenSessions: 100)
             if sessions {
                 for (i, a) in addresses.enumerated() {
                     let activity: ActivityType = i % 3 == 1 ? .cycling : .running
