@@ -107,7 +107,7 @@ public final class StoreStage: @unchecked Sendable {
     private func appendHere(_ samples: [Sample], deferSync: Bool) -> Bool {
         queue.sync {
             guard pending.isEmpty, !flushScheduled, !retryScheduled else { return false }
-            pending = [samples]
+            pending.append(samples)
             pendingSamples = samples.count
             flush(deferSync: deferSync)
             return true
@@ -167,7 +167,8 @@ public final class StoreStage: @unchecked Sendable {
         finished.withLock { f in
             while f.count < maxFinished, let batch = pending.popLast() { f.append(batch) }
         }
-        pending.removeAll()
+        // Capacity kept: the next turn's batch goes in without allocating an array for it.
+        pending.removeAll(keepingCapacity: true)
         pendingSamples = 0
     }
 
@@ -191,14 +192,14 @@ public final class StoreStage: @unchecked Sendable {
     /// For the ingest queue's next turn: an emptied buffer the store is done with (its samples
     /// released here, on the caller's thread), or a new one.
     func reusableBuffer() -> [Sample] {
-        // Swapped out, not copied: a copy of the shared array would allocate on every hand-off.
-        var batches = finished.withLock { f -> [[Sample]] in
-            var taken: [[Sample]] = []
-            swap(&taken, &f)
-            return taken
-        }
-        guard var buffer = batches.popLast() else { return [] }
-        batches.removeAll()
+        // One batch taken out, the others (a flush that took several) released here under the
+        // lock, and the shared array keeps its capacity: swapping it out for an empty one made
+        // the store queue allocate a new one on every hand-back.
+        guard var buffer = finished.withLock({ f -> [Sample]? in
+            let last = f.popLast()
+            if !f.isEmpty { f.removeAll(keepingCapacity: true) }
+            return last
+        }) else { return [] }
         buffer.removeAll(keepingCapacity: true)
         return buffer
     }

@@ -14,6 +14,13 @@ struct ByteWriter {
         bytes.append(UInt8(v))
     }
 
+    /// Bytes `varint(v)` writes.
+    @inline(__always) static func varintLength(_ v: UInt64) -> Int {
+        var v = v, n = 1
+        while v >= 0x80 { v >>= 7; n += 1 }
+        return n
+    }
+
     @inline(__always) mutating func zigzag(_ v: Int64) {
         varint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
     }

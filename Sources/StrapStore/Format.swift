@@ -88,14 +88,25 @@ struct SegmentHeader: Equatable {
 /// exactly one item), varint item count (anchors the record consumes) unless that bit is set,
 /// payload.
 enum Frame {
+    /// Written in place: the checksum is patched in once the body is behind it, so a record
+    /// costs no body array of its own (one per record was an allocation per notification).
     static func append(kind: RecordKind, items: Int, payload: [UInt8], to w: inout ByteWriter) {
-        var body = ByteWriter(capacity: payload.count + 6)
+        payload.withUnsafeBytes { append(kind: kind, items: items, payload: $0, to: &w) }
+    }
+
+    static func append(kind: RecordKind, items: Int, payload: UnsafeRawBufferPointer, to w: inout ByteWriter) {
         // One-item records (a 1 Hz sample each) say so in the kind byte's top bit.
-        if items == 1 { body.u8(kind.rawValue | 0x80) } else { body.u8(kind.rawValue); body.varint(UInt64(items)) }
-        body.bytes += payload
-        w.varint(UInt64(body.bytes.count))
-        w.u32(crc32(body.bytes))
-        w.bytes += body.bytes
+        let head = items == 1 ? 1 : 1 + ByteWriter.varintLength(UInt64(items))
+        w.varint(UInt64(head + payload.count))
+        let crcAt = w.bytes.count
+        w.u32(0)
+        let bodyAt = w.bytes.count
+        if items == 1 { w.u8(kind.rawValue | 0x80) } else { w.u8(kind.rawValue); w.varint(UInt64(items)) }
+        w.bytes.append(contentsOf: payload)
+        w.bytes.withUnsafeMutableBytes { b in
+            let crc = crc32(UnsafeRawBufferPointer(rebasing: b[bodyAt...]))
+            withUnsafeBytes(of: crc.littleEndian) { UnsafeMutableRawBufferPointer(rebasing: b[crcAt..<crcAt + 4]).copyMemory(from: $0) }
+        }
     }
 
     struct Parsed {

@@ -30,6 +30,15 @@ final class StoreWriter: @unchecked Sendable {
     private var streamsByIdentity: [IdentityKey: Int] = [:]
     private var identityDevices: [Device] = []
     private var openedAt: Double
+    /// Reused by every append (emptied, capacity kept), so that an append at sensor rates
+    /// allocates nothing once they have grown: the record bytes, one record's payload, the
+    /// stream ids of each batch and where each record starts. Taken out for the append and
+    /// put back after it; one a large backlog grew beyond `keptCapacity` is let go.
+    private var recordBuffer = ByteWriter()
+    private var payloadBuffer = ByteWriter()
+    private var idBuffers: [[Int]] = []
+    private var startBuffer: [(Int, UInt64, Chain)] = []
+    private let keptCapacity = 1 << 18
 
     init(config: StoreConfig, storeID: UInt64, shared: StoreShared, segment: Segment,
          builder: SegmentBuilder, offset: Int) {
@@ -74,13 +83,25 @@ final class StoreWriter: @unchecked Sendable {
             resolver.byIdentity.removeAll(keepingCapacity: true)
             identityDevices.removeAll(keepingCapacity: true)
         }
-        let ids = batches.map { resolver.ids(for: $0, streamIDs: streamIDs, holding: &identityDevices) }
+        var ids: [[Int]] = []
+        swap(&ids, &idBuffers)
+        while ids.count < batches.count { ids.append([]) }
+        for b in batches.indices {
+            resolver.fillIDs(&ids[b], for: batches[b], streamIDs: streamIDs, holding: &identityDevices)
+        }
         streamsByIdentity = resolver.byIdentity
         let newStreams = resolver.newStreams
 
         let total = batches.reduce(0) { $0 + $1.count }
-        var w = ByteWriter(capacity: total * 6 + 64)
+        var w = ByteWriter()
+        swap(&w, &recordBuffer)
+        w.bytes.removeAll(keepingCapacity: true)
+        w.bytes.reserveCapacity(total * 6 + 64)
+        var payload = ByteWriter()
+        swap(&payload, &payloadBuffer)
         var recordStarts: [(Int, UInt64, Chain)] = []
+        swap(&recordStarts, &startBuffer)
+        recordStarts.removeAll(keepingCapacity: true)
         var chain = builder.chain
         for s in newStreams {
             recordStarts.append((w.bytes.count, nextAnchor, chain))
@@ -93,12 +114,18 @@ final class StoreWriter: @unchecked Sendable {
             while i < samples.count {
                 let j = min(samples.count, i + chunk)
                 recordStarts.append((w.bytes.count, base + UInt64(i), chain))
-                var payload = ByteWriter(capacity: (j - i) * 5 + 8)
+                payload.bytes.removeAll(keepingCapacity: true)
                 RecordCodec.encodeSamples(samples, ids: batchIDs, range: i..<j, chain: &chain, into: &payload)
-                Frame.append(kind: .samples, items: j - i, payload: payload.bytes, to: &w)
+                payload.bytes.withUnsafeBytes { Frame.append(kind: .samples, items: j - i, payload: $0, to: &w) }
                 i = j
             }
             base += UInt64(samples.count)
+        }
+        defer {
+            if w.bytes.capacity <= keptCapacity { recordBuffer = w }
+            if payload.bytes.capacity <= keptCapacity { payloadBuffer = payload }
+            if recordStarts.capacity <= keptCapacity / 32 { startBuffer = recordStarts }
+            if batches.count <= 64 && total <= keptCapacity / 8 { idBuffers = ids }
         }
         try write(w.bytes)
 
@@ -265,8 +292,10 @@ private struct StreamResolver {
 
     /// Stream ids ride in a parallel array: an array of (id, sample) tuples copied every
     /// sample through generic value witnesses. Devices newly cached go to `held`.
-    mutating func ids(for samples: [Sample], streamIDs: [StoreWriter.StreamKey: Int], holding held: inout [Device]) -> [Int] {
-        var ids: [Int] = []
+    /// `ids` is emptied and filled, its capacity kept (the writer reuses it).
+    mutating func fillIDs(_ ids: inout [Int], for samples: [Sample], streamIDs: [StoreWriter.StreamKey: Int],
+                          holding held: inout [Device]) {
+        ids.removeAll(keepingCapacity: true)
         ids.reserveCapacity(samples.count)
         // Runs of one sensor's samples of one type are the rule (a notification's samples, a
         // sensor's batch): the previous sample's stream is checked before any hashing.
@@ -303,6 +332,5 @@ private struct StreamResolver {
                 previous = (identity, id)
             }
         }
-        return ids
     }
 }
