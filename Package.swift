@@ -132,7 +132,7 @@ let package = Package(
                                                          "ThirdPartyReaders"]),
         .testTarget(name: "StrapModelTests", dependencies: ["StrapModel"]),
         .testTarget(name: "StrapConfigTests", dependencies: ["StrapConfig"]),
-        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapOS", "StrapModel", "strap-store-torture"]),
+        .testTarget(name: "StrapStoreTests", dependencies: ["StrapStore", "StrapOS", "StrapModel", "StrapSimulator", "strap-store-torture"]),
         .testTarget(name: "StrapIngestTests", dependencies: ["StrapIngest", "StrapSimulator", "StrapGATT", "StrapModel"]),
         // The child in which tests run what reads the process environment (libsystemd's
         // sd_notify, sd_watchdog_enabled, sd_listen_fds, sd_bus_open_system), since no test may

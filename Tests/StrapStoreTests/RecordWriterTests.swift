@@ -1,4 +1,5 @@
 import Foundation
+import StrapSimulator
 import Testing
 @testable import StrapStore
 import StrapModel
@@ -18,7 +19,7 @@ import StrapModel
     }
 
     @Test func framesInPlaceAreTheReferenceBytes() {
-        var rng = StoreRandom(seed: 0x5707E)
+        var rng = SimulationRandom(seed: 0x5707E)
         let kinds: [RecordKind] = [.stream, .samples, .tombstone, .workout]
         // Shared writers, as the store's reused buffer: earlier frames stay in front.
         var new = ByteWriter(), old = ByteWriter()
@@ -59,7 +60,7 @@ import StrapModel
     /// reopened before every append, so each of its appends starts from empty buffers. Their
     /// logs must be the same bytes after the header (the headers differ only in the store id).
     @Test func reusedBuffersWriteWhatFreshOnesWrite() throws {
-        var rng = StoreRandom(seed: 0xB0FF)
+        var rng = SimulationRandom(seed: 0xB0FF)
         let devices = [Fixtures.strap, Fixtures.tickr, Fixtures.csc]
         let types: [QuantityType] = [.heartRate, .cyclingSpeed, .runningSpeed, .cyclingCadence]
         let shared = SharedMetadata(["source": "footpod"])
@@ -113,18 +114,5 @@ import StrapModel
             #expect(a.count > Format.headerSize)
             #expect(a.dropFirst(Format.headerSize) == b.dropFirst(Format.headerSize), "\(name)")
         }
-    }
-}
-
-/// SplitMix64, as the other property tests use.
-struct StoreRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
