@@ -6,17 +6,17 @@ import StrapSimulator
 import Testing
 @testable import StrapDaemon
 
-/// The live fan-out's encoder (`LiveLines`, `LiveNumbers`) against the general encoders it
-/// replaced on that path: `Reply.appendEvent` around `SampleJSON.bytes(_, durable: false)` and
-/// `JSONWriter`'s objects, byte for byte (docs/protocol.md#livesubscribe), over many random
-/// samples and events.
+/// The live fan-out's lines (`LiveLines`, with `SampleJSON`'s quick writer) against the general
+/// encoders they replaced on that path: `Reply.appendEvent` around the general sample writer
+/// (kept below as it was) and `JSONWriter`'s objects, byte for byte
+/// (docs/protocol.md#livesubscribe), over many random samples and events.
 @Suite struct LiveLinesTests {
     /// The old path's line for one event.
     static func reference(_ event: LiveEvent, id: RequestID) -> [UInt8] {
         var out: [UInt8] = []
         switch event {
         case .samples(let samples):
-            for s in samples { Reply.appendEvent(id: id, kind: "sample", dataJSON: SampleJSON.bytes(s, durable: false), into: &out) }
+            for s in samples { Reply.appendEvent(id: id, kind: "sample", dataJSON: generalSample(s), into: &out) }
         case let .change(address, change):
             Reply.appendEvent(id: id, kind: "device", dataJSON: JSONWriter.bytes(.object(DaemonJSON.change(address, change))), into: &out)
         case let .link(address, up, reason, time):
@@ -29,6 +29,42 @@ import Testing
         case .quietNotification:
             break
         }
+        return out
+    }
+
+    /// A live sample as the general writers write it: `SampleJSON` before its quick path.
+    static func generalSample(_ s: Sample) -> [UInt8] {
+        var out: [UInt8] = []
+        out.appendLiteral(#"{"type":""#)
+        out.append(contentsOf: s.type.rawValue.utf8)
+        out.append(UInt8(ascii: "\""))
+        if s.type == .heartbeatSeries {
+            out.appendLiteral(#","beats":["#)
+            for (i, b) in s.beats.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.write(.double(b), into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        } else {
+            out.appendLiteral(#","value":"#)
+            JSONWriter.write(.double(s.value), into: &out)
+        }
+        out.appendLiteral(#","unit":"#)
+        JSONWriter.writeString(s.type.unit, into: &out)
+        out.appendLiteral(#","start":""#)
+        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.start).utf8)
+        out.appendLiteral(#"","end":""#)
+        out.append(contentsOf: RFC3339Timestamp.format(millisecondsSinceEpoch: s.end).utf8)
+        out.appendLiteral(#"","device":"#)
+        out.append(contentsOf: s.device.json)
+        out.appendLiteral(#","metadata":{"#)
+        for (i, key) in s.metadata.keys.sorted().enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONWriter.writeString(key, into: &out)
+            out.append(UInt8(ascii: ":"))
+            JSONWriter.writeString(s.metadata[key]!, into: &out)
+        }
+        out.appendLiteral("}}")
         return out
     }
 

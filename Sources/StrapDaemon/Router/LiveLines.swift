@@ -8,11 +8,9 @@ import StrapWire
 /// ones `Reply.appendEvent` writes around `SampleJSON` (docs/protocol.md#livesubscribe), which
 /// `LiveLinesTests` checks for random samples.
 ///
-/// Why not one `[UInt8]` per event through the general encoders: that was most of the live
-/// fan-out's cost per notification (an array, a dozen generic appends, two timestamps and a
-/// number through `String`, a sorted copy of the metadata keys; docs/benchmarks.md,
-/// "Instructions and allocations per notification"). Here a sample is a few copies of
-/// fragments made once per type, its number and timestamps written by small integer routines.
+/// Why not one `[UInt8]` per event: an array per event and per subscriber was most of the live
+/// fan-out's cost per notification (docs/benchmarks.md, "Instructions and allocations per
+/// notification"); here each event is written once, by `SampleJSON` for samples.
 struct LiveLines {
     /// What a subscriber's filter needs of an event, and where its tail ends in `bytes`.
     struct Entry {
@@ -64,57 +62,12 @@ struct LiveLines {
         entries.append(Entry(address: address, type: nil, end: bytes.count))
     }
 
-    /// `SampleJSON.append(s, durable: false)` inside the event's tail, byte for byte.
+    /// A sample's tail: `SampleJSON`'s live form, the one writer of a sample's JSON.
     mutating func append(_ s: Sample) {
-        let fragments = TypeFragments.table[Int(s.type.code)]
-        bytes.appendLiteral(#"sample","data":{"type":""#)
-        bytes.append(contentsOf: fragments.head)
-        if s.type == .heartbeatSeries {
-            let beats = s.beats
-            for i in beats.indices {
-                if i > 0 { bytes.append(UInt8(ascii: ",")) }
-                JSONWriter.appendNumber(beats[i], into: &bytes)
-            }
-            bytes.append(UInt8(ascii: "]"))
-        } else {
-            JSONWriter.appendNumber(s.value, into: &bytes)
-        }
-        bytes.append(contentsOf: fragments.unit)
-        LiveNumbers.appendTimes(start: s.start, end: s.end, into: &bytes)
-        bytes.append(contentsOf: s.device.json)
-        if !s.hasExtras {
-            bytes.appendLiteral(#","metadata":{}}}"#)
-        } else {
-            let metadata = s.metadata
-            bytes.appendLiteral(#","metadata":{"#)
-            // The decoders' tags are one or two pairs (`running`, `cadenceUnit`, `reference`):
-            // put in order by hand, without the sorted array of keys (an allocation).
-            if metadata.count <= 2 {
-                var pairs = metadata.makeIterator()
-                if let first = pairs.next(), let second = pairs.next() {
-                    let (a, b) = first.key < second.key ? (first, second) : (second, first)
-                    appendPair(a.key, a.value)
-                    bytes.append(UInt8(ascii: ","))
-                    appendPair(b.key, b.value)
-                } else if let only = metadata.first {
-                    appendPair(only.key, only.value)
-                }
-            } else {
-                for (i, key) in metadata.keys.sorted().enumerated() {
-                    if i > 0 { bytes.append(UInt8(ascii: ",")) }
-                    appendPair(key, metadata[key]!)
-                }
-            }
-            bytes.appendLiteral("}}}")
-        }
-        bytes.append(UInt8(ascii: "\n"))
+        bytes.appendLiteral(#"sample","data":"#)
+        SampleJSON.append(s, durable: false, into: &bytes)
+        bytes.appendLiteral("}\n")
         entries.append(Entry(address: s.device.address, type: s.type, end: bytes.count))
-    }
-
-    private mutating func appendPair(_ key: String, _ value: String) {
-        JSONWriter.writeString(key, into: &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        JSONWriter.writeString(value, into: &bytes)
     }
 
     /// Appends `prefix` and the tail of every entry `admits` lets through; returns how many.
@@ -132,29 +85,4 @@ struct LiveLines {
         }
         return n
     }
-}
-
-/// A sample's fixed fragments per type, made once by the general writer (so escaping and
-/// names are the ones `SampleJSON` writes): after `"type":"`, the name and the opening of the
-/// value (`heartRate","value":`, or `heartbeatSeries","beats":[`); after the value, the unit up
-/// to the start time's opening quote.
-private struct TypeFragments {
-    let head: [UInt8]
-    let unit: [UInt8]
-
-    /// Indexed by `QuantityType.code` (1...15, the on-disk identity, never reused).
-    static let table: [TypeFragments] = {
-        var table = [TypeFragments](repeating: TypeFragments(head: [], unit: []), count: 256)
-        for type in QuantityType.allCases {
-            var head = Array(type.rawValue.utf8)
-            head.append(UInt8(ascii: "\""))
-            head.appendLiteral(type == .heartbeatSeries ? #","beats":["# : #","value":"#)
-            var unit: [UInt8] = []
-            unit.appendLiteral(#","unit":"#)
-            JSONWriter.writeString(type.unit, into: &unit)
-            unit.appendLiteral(#","start":""#)
-            table[Int(type.code)] = TypeFragments(head: head, unit: unit)
-        }
-        return table
-    }()
 }
