@@ -9,6 +9,9 @@
 #
 #   Benchmarks/notification-cost.sh [SECS] [STRAPD]   (defaults: 40; a static release build of this checkout)
 #
+# NOTIFY_MODE=acquire measures the AcquireNotify path (one datagram per notification on the
+# link's socket) instead of the default StartNotify's PropertiesChanged signals.
+#
 # CALLGRIND_OUT=DIR keeps the profile (DIR/cg.*) for callgrind_annotate, e.g. who allocates:
 #   callgrind_annotate --inclusive=yes --tree=caller DIR/cg.1 | grep -B8 '\* .*malloc'
 #
@@ -47,7 +50,7 @@ chmod +x "$work/strapd-vg"
 . "$repo/Benchmarks/mockbus.sh"
 mockbus_start "$work"
 mockbluez_start "$work" "$hz" true
-strapd_streaming "$work" "$state" "$work/strapd-vg" "$strapctl"
+strapd_streaming "$work" "$state" "$work/strapd-vg" "$strapctl" --set "bluetooth.notify_mode=${NOTIFY_MODE:-start}"
 vg=$(pgrep -f "callgrind-out-file=$work/cg" | head -1)
 sleep 15   # every link streaming, the live subscriber attached
 
@@ -74,6 +77,6 @@ read -r instructions allocations < <(cat "$work"/cg.* | awk '
 	}
 	/^calls=/ { split(substr($0, 7), c, " "); if (callee ~ /^(malloc|calloc|realloc|posix_memalign)$/) allocs += c[1] }
 	END { printf "%d %d\n", ir, allocs }')
-printf 'notification-cost: %d pipeline events in %d s (HZ=%s, 4 sensors)\n' "$events" "$secs" "$hz"
+printf 'notification-cost: %d pipeline events in %d s (HZ=%s, 4 sensors, notify_mode=%s)\n' "$events" "$secs" "$hz" "${NOTIFY_MODE:-start}"
 printf 'notification-cost: %.1f k instructions and %.1f allocations per notification\n' \
 	"$(echo "$instructions / $events / 1000" | bc -l)" "$(echo "$allocations / $events" | bc -l)"
