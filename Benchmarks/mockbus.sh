@@ -44,7 +44,7 @@ strapd_streaming() {
 	DBUS_SYSTEM_BUS_ADDRESS=$MOCKBUS "$daemon" --config "$dir/strapd.conf" "$@" > "$dir/strapd.log" 2>&1 &
 	STRAPD_PID=$!
 	pids+=($STRAPD_PID)
-	for _ in $(seq 600); do [ -S "$dir/s.sock" ] && break; sleep 0.05; done   # 30 s: a slow strapd (valgrind)
+	for _ in $(seq 1800); do [ -S "$dir/s.sock" ] && break; sleep 0.05; done   # 90 s: a slow strapd (valgrind on a loaded machine)
 	# strapd sees org.bluez on the bus a moment after its socket is up (longer under valgrind).
 	for _ in $(seq 60); do "$ctl" --socket "$dir/s.sock" pair "C0:00:00:00:00:01" > /dev/null 2>&1 && break; sleep 0.5; done
 	for n in 1 2 3 4; do
