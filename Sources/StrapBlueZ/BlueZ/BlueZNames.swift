@@ -7,7 +7,9 @@ public enum BlueZInterface {
     public static let adapter = "org.bluez.Adapter1"
     public static let device = "org.bluez.Device1"
     public static let gattService = "org.bluez.GattService1"
-    public static let gattCharacteristic = "org.bluez.GattCharacteristic1"
+    public static let gattCharacteristic = gattCharacteristicLiteral.description
+    /// The same name for C comparisons without a copy (`CharacteristicValueSignal`).
+    static let gattCharacteristicLiteral: StaticString = "org.bluez.GattCharacteristic1"
     public static let battery = "org.bluez.Battery1"
     public static let agentManager = "org.bluez.AgentManager1"
     public static let agent = "org.bluez.Agent1"

@@ -56,8 +56,9 @@ public final class SensorLink: @unchecked Sendable {
     private var timerGeneration = 0
     private var pendingSubscribes = 0
     private var subscribeFailure: String?
-    /// Characteristic path → UUID for which a handler is attached.
-    var subscribed: [ObjectPath: String] = [:]
+    /// Characteristic path → UUID for which a handler is attached; the manager routes values by it.
+    var subscribed: [ObjectPath: String] = [:] { didSet { subscriptionsChanged?() } }
+    var subscriptionsChanged: (() -> Void)?
     private var sockets: [ObjectPath: NotifySocket] = [:]
     var epoch = 0
     private var lastReason: String?
@@ -221,7 +222,7 @@ public final class SensorLink: @unchecked Sendable {
         feed(.characteristicsReady)
     }
 
-    private func deliver(uuid: String, value: [UInt8]) {
+    func deliver(uuid: String, value: [UInt8]) {
         sink?.received(RawNotification(device: address, characteristic: uuid, value: value,
                                        monotonicNanoseconds: SystemClock.monotonicNanoseconds(), wallNanoseconds: SystemClock.wallNanoseconds()))
     }

@@ -23,6 +23,10 @@ public final class SensorManager: @unchecked Sendable {
     /// answer within this has stopped advertising or gone (`cancelStalledPairing`).
     public var pairingTimeout: Double = 30
     private var observer: Int?
+    /// Characteristic path → the link subscribed to it and the UUID: a notification's value
+    /// goes to that link alone. Handed to every link, it cost a dictionary lookup per link per
+    /// notification (thirty straps, thirty lookups). Rebuilt when a link's subscriptions change.
+    private var valueRoutes: [ObjectPath: (link: SensorLink, uuid: String)] = [:]
 
     public var queue: DispatchQueue { client.queue }
 
@@ -62,6 +66,7 @@ public final class SensorManager: @unchecked Sendable {
             guard let self, let link else { return 0 }
             return self.load(on: adapter, except: link)
         }
+        link.subscriptionsChanged = { [weak self] in self?.routeValues() }
         links[link.address] = link
         link.start()
         return link
@@ -70,7 +75,9 @@ public final class SensorManager: @unchecked Sendable {
     public func remove(address: String) {
         dispatchPrecondition(condition: .onQueue(queue))
         guard let link = links.removeValue(forKey: address.uppercased()) else { return }
+        link.subscriptionsChanged = nil
         link.stop()
+        routeValues()
         discovery(for: link.address, false)
     }
 
@@ -158,7 +165,19 @@ public final class SensorManager: @unchecked Sendable {
 
     // MARK: Events
 
+    private func routeValues() {
+        valueRoutes.removeAll(keepingCapacity: true)
+        for link in links.values {
+            for (path, uuid) in link.subscribed { valueRoutes[path] = (link, uuid) }
+        }
+    }
+
     private func handle(_ event: BlueZEvent) {
+        if case .characteristicValue(let path, let value) = event {
+            // No link's state depends on another's values (the mirror is not updated by them).
+            valueRoutes[path].map { $0.link.deliver(uuid: $0.uuid, value: value) }
+            return
+        }
         switch event {
         case .availability(let up):
             for path in Array(discovery.keys) { drive(path, .lost) }
