@@ -11,12 +11,20 @@ final class NotifySocket: @unchecked Sendable {
     private var watch: ReadWatch?
     private let onData: ([UInt8]) -> Void
     private let onClose: () -> Void
+    /// Held, not read from the global each time: a method called on `Syscalls.live` copied
+    /// the whole table (a retain and release of each of its closures) on every read.
+    private let syscalls: Syscalls
+    /// Confined to the bus queue: one buffer for every datagram, not one per wake-up.
+    private var buffer: [UInt8]
 
     /// On the bus queue; the socket owns `fd` from here on.
-    init(fd: Int32, mtu: UInt16, bus: Bus, onData: @escaping ([UInt8]) -> Void, onClose: @escaping () -> Void) {
+    init(fd: Int32, mtu: UInt16, bus: Bus, syscalls: Syscalls = .live,
+         onData: @escaping ([UInt8]) -> Void, onClose: @escaping () -> Void) {
         self.fd = fd
         // BlueZ's MTU counts the 3-byte ATT header; a datagram never exceeds it.
         self.mtu = max(Int(mtu), 23)
+        self.syscalls = syscalls
+        buffer = [UInt8](repeating: 0, count: self.mtu)
         self.onData = onData
         self.onClose = onClose
         // Reads below see EAGAIN, not a wait, once the socket is drained.
@@ -28,16 +36,20 @@ final class NotifySocket: @unchecked Sendable {
     var onReaderThread: Bool { watch?.onReaderThread ?? false }
 
     private func drain() {
-        var buffer = [UInt8](repeating: 0, count: mtu)
         let descriptor = FileDescriptor(rawValue: fd)
         // Until drained, or cancelled meanwhile (by whatever `onData` set off): the fd is
         // closed then, and its number may already be another's.
         while watch != nil {
             // One datagram per read; 0 (end of file) or an error means BlueZ released it.
-            let got = buffer.withUnsafeMutableBytes { raw in try? Syscalls.live.read(descriptor, into: raw) }
+            var value: [UInt8] = []
+            let got = buffer.withUnsafeMutableBytes { raw in
+                let got = try? syscalls.read(descriptor, into: raw)
+                if case .processed(let n)? = got, n > 0 { value = [UInt8](UnsafeRawBufferPointer(rebasing: raw[..<n])) }
+                return got
+            }
             switch got {
             case .processed(let n)? where n > 0:
-                onData(Array(buffer[0..<n]))
+                onData(value)
             case .wouldBlock?:
                 return
             default:
