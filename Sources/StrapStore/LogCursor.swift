@@ -64,6 +64,10 @@ struct LogCursor {
     private(set) var lastExamined: UInt64
     /// Long scans (`Store.scan`) hand the pages they are done with back every 256 KiB.
     var dropsPagesBehind = false
+    /// A reader of workouts and tombstones alone (`WorkoutCatalog`'s pass after each
+    /// `workout.list`) steps over sample records, following their chain, instead of decoding
+    /// every sample only to drop it: `strapctl live` asks every five seconds.
+    var skipsSamples = false
     private var droppedBefore = 0
     /// The start of the last record met in the wanted range: where the next read resumes.
     private var resume: (segment: Segment, at: Checkpoint)?
@@ -166,6 +170,14 @@ struct LogCursor {
         recordStart = offset
         recordLast = rec.items > 0 ? a + UInt64(rec.items) - 1 : lastExamined
         switch kind {
+        case .samples where skipsSamples:
+            guard RecordCodec.advanceChain(&payload, chain: &current!.chain) else {
+                skipDamaged(at: offset)
+                return nil
+            }
+            if recordLast >= end { finished = true }
+            lastExamined = max(lastExamined, min(recordLast, end &- 1))
+            return nil
         case .samples:
             guard let reader = SampleRecordReader(payload, count: rec.items, firstAnchor: a, chain: current!.chain,
                                                   streams: current!.detail.streams) else {

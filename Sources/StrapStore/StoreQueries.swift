@@ -89,6 +89,7 @@ extension Store {
         let filtering = p != nil
         let noDeletions = snap.deleted.isEmpty
         var cursor = LogCursor(self, from: from, snapshot: snap)
+        cursor.skipsSamples = !allowed.contains(true)
         while let item = cursor.next() {
             switch consume item {
             case .sample(let s):

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import StrapStore
 import StrapModel
+import StrapSimulator
 
 @Suite struct AnchoredTests {
     /// Only the most recently used sealed segments keep their detail in memory; the others
@@ -219,5 +220,62 @@ import StrapModel
             }
         }
         #expect(try reopened.samples(matching: .device(.id, Fixtures.tickr.id)).count == expected.filter { $0.device == Fixtures.tickr }.count)
+    }
+
+    /// A workouts-only read steps over sample records (`LogCursor.skipsSamples`) and meets the
+    /// same workouts and deletions, examining as far, from any anchor, as the decoding read:
+    /// mixed record sizes and two streams (chains), workouts and tombstones between them,
+    /// several segments (checkpoints), and a snapshot whose durable end cuts the log.
+    @Test func aWorkoutsOnlyReadSkipsSamplesAndMeetsTheSameObjects() throws {
+        let dir = TempDir()
+        var cfg = config(dir)
+        cfg.segmentMaxItems = 5_000
+        let store = try Store.open(cfg)
+        defer { store.close() }
+        var rng = SimulationRandom(seed: 37)
+        var i = 0
+        var saved: [Sample] = []
+        while i < 20_000 {
+            let n = Int.random(in: 1...400, using: &rng)
+            var batch = Fixtures.heartRate(count: n, start: Fixtures.t0 + Millis(i) * 1000, offset: i)
+            for k in batch.indices where (i + k) % 3 == 0 { batch[k].device = Fixtures.tickr }
+            saved += try store.append(batch)
+            i += n
+            if Int.random(in: 0..<4, using: &rng) == 0 {
+                _ = try store.save(Workout(activityType: "cycling", locationType: .indoor, start: Fixtures.t0 + Millis(i) * 1000,
+                                           end: Fixtures.t0 + Millis(i + 60) * 1000, deviceIDs: [Fixtures.strap.id]))
+            }
+            if Int.random(in: 0..<9, using: &rng) == 0, let victim = saved.randomElement(using: &rng) {
+                _ = try? store.delete(uuids: [victim.uuid])
+            }
+        }
+        let snap = store.shared.snapshot
+        #expect(snap.segments.count >= 3)
+        func read(from: UInt64, skipping: Bool) -> (items: [String], examined: UInt64) {
+            var cursor = LogCursor(store, from: from, snapshot: snap)
+            cursor.skipsSamples = skipping
+            var items: [String] = []
+            while let item = cursor.next() {
+                switch item {
+                case .sample: continue
+                case .workout(let w): items.append("w\(w.anchor)")
+                case let .deletion(a, target, code): items.append("d\(a):\(target):\(code)")
+                }
+            }
+            return (items, cursor.lastExamined)
+        }
+        let everything = read(from: 1, skipping: false)
+        #expect(everything.items.contains { $0.hasPrefix("w") } && everything.items.contains { $0.hasPrefix("d") })
+        for from in [1, snap.durableNext - 1, snap.durableNext] + (0..<60).map({ _ in UInt64.random(in: 1..<snap.durableNext, using: &rng) }) {
+            let decoded = read(from: from, skipping: false), skipped = read(from: from, skipping: true)
+            #expect(skipped.items == decoded.items, "from \(from)")
+            #expect(skipped.examined == decoded.examined, "from \(from)")
+        }
+        // Through the query: the same answer as filtering a full read.
+        let workouts = try store.anchored(types: [.workout])
+        let all = try readAll(store, limit: 100_000)
+        #expect(workouts.added == all.added.filter { if case .workout = $0 { true } else { false } })
+        #expect(workouts.deleted == all.deleted.filter { $0.type == .workout })
+        #expect(workouts.anchor == all.anchor)
     }
 }
