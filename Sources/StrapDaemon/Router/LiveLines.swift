@@ -40,7 +40,11 @@ struct LiveLines {
     mutating func append(_ event: LiveEvent) {
         switch event {
         case .samples(let samples):
-            for s in samples { append(s) }
+            // Borrowed in place: a `for` over the slice copied each sample (its device and
+            // extras retained and released).
+            samples.withUnsafeBufferPointer { samples in
+                for i in samples.indices { append(samples[i]) }
+            }
         case let .change(address, change):
             appendObject(address, kind: #"device","data":"#, .object(DaemonJSON.change(address, change)))
         case let .link(address, up, reason, time):
@@ -73,14 +77,19 @@ struct LiveLines {
     /// Appends `prefix` and the tail of every entry `admits` lets through; returns how many.
     func appendLines(prefix: [UInt8], into out: inout [UInt8], admits: (Entry) -> Bool) -> Int {
         var n = 0
+        // Both borrowed in place: an iterator's copy of `entries` outlived the turn and made
+        // the fan-out's `removeAll` allocate a new buffer.
         bytes.withUnsafeBufferPointer { all in
-            var start = 0
-            for e in entries {
-                defer { start = e.end }
-                guard admits(e) else { continue }
-                out.append(contentsOf: prefix)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<e.end]))
-                n += 1
+            entries.withUnsafeBufferPointer { entries in
+                var start = 0
+                for i in entries.indices {
+                    let end = entries[i].end
+                    defer { start = end }
+                    guard admits(entries[i]) else { continue }
+                    out.append(contentsOf: prefix)
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<end]))
+                    n += 1
+                }
             }
         }
         return n
