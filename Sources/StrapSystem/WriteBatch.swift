@@ -37,8 +37,6 @@ public struct WriteBatch: ~Copyable {
             // the arrays of jobs and outcomes the threads share, nor a `HeldWrite` (a copy of the
             // connection's system calls) per send: the live fan-out's usual case, one batch per
             // notification (docs/benchmarks.md, "Instructions and allocations per notification").
-            // By index, and emptied after the loop: an iterator's copy of the array still alive
-            // at the removal made it allocate a new buffer every turn.
             for i in connections.indices { connections[i].sendHeldHere() }
             connections.removeAll(keepingCapacity: true)
             return

@@ -77,8 +77,8 @@ struct LiveLines {
     /// Appends `prefix` and the tail of every entry `admits` lets through; returns how many.
     func appendLines(prefix: [UInt8], into out: inout [UInt8], admits: (Entry) -> Bool) -> Int {
         var n = 0
-        // Both borrowed in place: an iterator's copy of `entries` outlived the turn and made
-        // the fan-out's `removeAll` allocate a new buffer.
+        // Both borrowed in place: a `for` over `entries` copied each entry (its address
+        // retained and released).
         bytes.withUnsafeBufferPointer { all in
             entries.withUnsafeBufferPointer { entries in
                 var start = 0
