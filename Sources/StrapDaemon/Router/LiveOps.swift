@@ -54,8 +54,8 @@ final class LiveFanout: @unchecked Sendable {
     /// One property reached once per turn (`TurnBuffers`): each of the three reached on its
     /// own from the class was a dynamic exclusivity check, six per notification.
     private var buffers = TurnBuffers()
-    /// The fan-out's turn of the server queue as a work item made once (`FanOutTurn`).
-    private let turn = Mutex<FanOutTurn?>(nil)
+    /// The fan-out's turn of the server queue as a work item made once (`RenewingWorkItem`).
+    private let turn = Mutex(RenewingWorkItem())
 
     init(hub: LiveHub) {
         self.hub = hub
@@ -127,13 +127,7 @@ final class LiveFanout: @unchecked Sendable {
     /// The work item that runs `fanOut` on `queue`: the same one each turn, renewed now and then.
     private func turnItem(on queue: DispatchQueue) -> DispatchWorkItem {
         turn.withLock { t in
-            if let current = t, current.queue === queue, current.uses < FanOutTurn.maximumUses {
-                t!.uses += 1
-                return current.item
-            }
-            let item = DispatchWorkItem { [weak self] in self?.fanOut(on: queue) }
-            t = FanOutTurn(queue: queue, item: item, uses: 1)
-            return item
+            t.item(on: queue) { DispatchWorkItem { [weak self] in self?.fanOut(on: queue) } }
         }
     }
 
@@ -193,20 +187,6 @@ final class LiveFanout: @unchecked Sendable {
             batch.send()
         }
     }
-}
-
-/// The fan-out's `queue.sync` with a work item made once instead of a closure: a closure is
-/// turned into a block for each `sync`, two allocations and a third of the hop's instructions
-/// per notification (docs/benchmarks.md, "Instructions and allocations per notification"); a
-/// work item's block is made when the item is. The turn runs the same way, on the calling
-/// thread when the queue is idle, so latency and confinement do not change.
-private struct FanOutTurn {
-    let queue: DispatchQueue
-    let item: DispatchWorkItem
-    var uses: Int
-    /// libdispatch counts a work item's runs in 32 bits and takes the count coming back to one
-    /// as the first run (it leaves the item's group again, which traps): renewed long before.
-    static let maximumUses = 1 << 24
 }
 
 /// One `live.subscribe`. Events for a connection above its high-water mark are dropped and
