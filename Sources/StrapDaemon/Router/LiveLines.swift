@@ -40,11 +40,7 @@ struct LiveLines {
     mutating func append(_ event: LiveEvent) {
         switch event {
         case .samples(let samples):
-            // Borrowed in place: a `for` over the slice copied each sample (its device and
-            // extras retained and released).
-            samples.withUnsafeBufferPointer { samples in
-                for i in samples.indices { append(samples[i]) }
-            }
+            for s in samples { append(s) }
         case let .change(address, change):
             appendObject(address, kind: #"device","data":"#, .object(DaemonJSON.change(address, change)))
         case let .link(address, up, reason, time):
