@@ -119,6 +119,14 @@ public final class Connection: @unchecked Sendable {
         return HeldWrite(connection: self, fd: fd, syscalls: syscalls, bytes: bytes)
     }
 
+    /// On the queue: the held bytes sent from this thread and settled, as `takeHeldForSend`
+    /// and `finishHeld` would (a batch too small to share among threads).
+    func sendHeldHere() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard state != .closed, let bytes = held else { return }
+        finishHeld(bytes, HeldWrite.send(bytes, fd: fd, syscalls: syscalls))
+    }
+
     /// On the queue, after the batch's sends: what the kernel did not take is queued as
     /// `write(_:)` would have queued it.
     func finishHeld(_ bytes: [UInt8], _ outcome: SendOutcome) {

@@ -32,17 +32,16 @@ public struct WriteBatch: ~Copyable {
     /// is left. Must be called before the turn of the queue that built the batch ends.
     public mutating func send() {
         guard !connections.isEmpty else { return }
-        defer { connections.removeAll(keepingCapacity: true) }
         if connections.count < Self.parallelThreshold {
-            // One thread: each connection's bytes sent and settled in turn, without the arrays
-            // of jobs and outcomes the threads share (the live fan-out's usual case, one batch
-            // per notification; docs/benchmarks.md, "Instructions and allocations per notification").
-            for connection in connections {
-                guard let job = connection.takeHeldForSend() else { continue }
-                connection.finishHeld(job.bytes, job.run())
-            }
+            // One thread: each connection sends its held bytes itself and settles them, without
+            // the arrays of jobs and outcomes the threads share, nor a `HeldWrite` (a copy of the
+            // connection's system calls) per send: the live fan-out's usual case, one batch per
+            // notification (docs/benchmarks.md, "Instructions and allocations per notification").
+            for i in connections.indices { connections[i].sendHeldHere() }
+            connections.removeAll(keepingCapacity: true)
             return
         }
+        defer { connections.removeAll(keepingCapacity: true) }
         let jobs = connections.compactMap { $0.takeHeldForSend() }
         let outcomes = Outcomes(count: jobs.count)
         defer { outcomes.release() }
@@ -105,7 +104,10 @@ struct HeldWrite: Sendable {
     let syscalls: Syscalls
     let bytes: [UInt8]
 
-    func run() -> SendOutcome {
+    func run() -> SendOutcome { Self.send(bytes, fd: fd, syscalls: syscalls) }
+
+    /// Sends until done, EAGAIN or a failure: how much the kernel took.
+    static func send(_ bytes: [UInt8], fd: FileDescriptor, syscalls: Syscalls) -> SendOutcome {
         var sent = 0
         while sent < bytes.count {
             let from = sent

@@ -24,14 +24,16 @@ private final class Joined: Sendable {
     }
 }
 
-/// `WriteBatch`: writes held for many connections and sent from several threads at once.
-/// Enough clients that the batch takes its parallel path (`parallelThreshold`).
+/// `WriteBatch`: writes held for many connections and sent from several threads at once,
+/// or, below `parallelThreshold` (the live fan-out's usual few subscribers), by each
+/// connection in turn on the calling thread. Every test runs with both counts.
 @Suite struct WriteBatchTests {
     static let clients = 3 * WriteBatch.parallelThreshold
+    static let counts = [3, clients]
 
-    private func joinAll(_ s: TestServer, _ joined: Joined) throws -> [Client] {
+    private func joinAll(_ s: TestServer, _ joined: Joined, count: Int) throws -> [Client] {
         var clients: [Client] = []
-        for n in 0..<Self.clients {
+        for n in 0..<count {
             let c = try Client(path: s.path)
             try c.send(#"{"id":\#(n),"op":"join"}"# + "\n")
             #expect(try c.readJSON()?["id"] == .int(Int64(n)))
@@ -40,12 +42,13 @@ private final class Joined: Sendable {
         return clients
     }
 
-    @Test func everyClientGetsItsLinesInOrderWithPlainWritesBetween() throws {
+    @Test(arguments: counts) func everyClientGetsItsLinesInOrderWithPlainWritesBetween(count: Int) throws {
         #expect(WriteBatch.threads(for: Self.clients) > 1 || ProcessInfoCPUs.active == 1)
+        #expect(WriteBatch.threads(for: 3) == 1)
         let joined = Joined()
         let s = try TestServer(handler: joined.handler)
         defer { s.stop() }
-        let clients = try joinAll(s, joined)
+        let clients = try joinAll(s, joined, count: count)
         s.server.queue.sync {
             var batch = WriteBatch()
             for (n, c) in joined.connections.enumerated() {
@@ -65,7 +68,7 @@ private final class Joined: Sendable {
         }
     }
 
-    @Test func shortSendsAndEAGAINLeaveTheRestQueuedInOrder() throws {
+    @Test(arguments: counts) func shortSendsAndEAGAINLeaveTheRestQueuedInOrder(count: Int) throws {
         // Every other send fails with EAGAIN, the rest take at most 7 bytes: most of each
         // held write is left to the connection's own output and write source.
         let calls = Atomic(0)
@@ -77,7 +80,7 @@ private final class Joined: Sendable {
         let joined = Joined()
         let s = try TestServer(handler: joined.handler, syscalls: sys)
         defer { s.stop() }
-        let clients = try joinAll(s, joined)
+        let clients = try joinAll(s, joined, count: count)
         let line = String(repeating: "x", count: 100)
         s.server.queue.sync {
             var batch = WriteBatch()
@@ -90,7 +93,7 @@ private final class Joined: Sendable {
         #expect(s.handler.snapshot().closed.isEmpty)
     }
 
-    @Test func aFailedSendClosesThatConnectionOnlyAndTheOthersGetTheirLines() throws {
+    @Test(arguments: counts) func aFailedSendClosesThatConnectionOnlyAndTheOthersGetTheirLines(count: Int) throws {
         // While the batch sends, every send to the first descriptor it reaches fails with
         // EPIPE, as for a client that vanished.
         struct Victim { var armed = false; var fd: CInt? }
@@ -108,7 +111,7 @@ private final class Joined: Sendable {
         let joined = Joined()
         let s = try TestServer(handler: joined.handler, syscalls: sys)
         defer { s.stop() }
-        let clients = try joinAll(s, joined)
+        let clients = try joinAll(s, joined, count: count)
         let outcomes = s.server.queue.sync { () -> [Connection.WriteOutcome] in
             var batch = WriteBatch()
             let outcomes = joined.connections.map { $0.write(Array("event\n".utf8), in: &batch) }
@@ -129,7 +132,7 @@ private final class Joined: Sendable {
             case let other: Issue.record("unexpected line \(other ?? "")")
             }
         }
-        #expect(delivered == Self.clients - 1)
+        #expect(delivered == count - 1)
         #expect(ended == 1)
     }
 }

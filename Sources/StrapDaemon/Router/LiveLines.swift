@@ -73,14 +73,19 @@ struct LiveLines {
     /// Appends `prefix` and the tail of every entry `admits` lets through; returns how many.
     func appendLines(prefix: [UInt8], into out: inout [UInt8], admits: (Entry) -> Bool) -> Int {
         var n = 0
+        // Both borrowed in place: a `for` over `entries` copied each entry (its address
+        // retained and released).
         bytes.withUnsafeBufferPointer { all in
-            var start = 0
-            for e in entries {
-                defer { start = e.end }
-                guard admits(e) else { continue }
-                out.append(contentsOf: prefix)
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<e.end]))
-                n += 1
+            entries.withUnsafeBufferPointer { entries in
+                var start = 0
+                for i in entries.indices {
+                    let end = entries[i].end
+                    defer { start = end }
+                    guard admits(entries[i]) else { continue }
+                    out.append(contentsOf: prefix)
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: all[start..<end]))
+                    n += 1
+                }
             }
         }
         return n

@@ -51,9 +51,11 @@ final class LiveFanout: @unchecked Sendable {
     /// Confined to the server queue (`fanOut`): the turn's events, swapped with `pending`'s
     /// (emptied) under its lock, and the lines of the first subscriber id, built again each
     /// turn in the same storage. Kept between turns, so a turn allocates nothing for them.
-    private var draining = LiveLines()
-    private var sharedLines: [UInt8] = []
-    private var batch = WriteBatch()
+    /// One property reached once per turn (`TurnBuffers`): each of the three reached on its
+    /// own from the class was a dynamic exclusivity check, six per notification.
+    private var buffers = TurnBuffers()
+    /// The fan-out's turn of the server queue as a work item made once (`RenewingWorkItem`).
+    private let turn = Mutex(RenewingWorkItem())
 
     init(hub: LiveHub) {
         self.hub = hub
@@ -119,53 +121,71 @@ final class LiveFanout: @unchecked Sendable {
         // (store scans, device snapshots, exports) runs on the router's worker, never on the
         // server queue. The server queue in turn never waits on the pipeline's or the Bluetooth
         // queue, which this thread may be holding (docs/architecture.md#queues-and-who-waits-on-whom).
-        if schedule { queue.sync { fanOut(on: queue) } }
+        if schedule { queue.sync(execute: turnItem(on: queue)) }
+    }
+
+    /// The work item that runs `fanOut` on `queue`: the same one each turn, renewed now and then.
+    private func turnItem(on queue: DispatchQueue) -> DispatchWorkItem {
+        turn.withLock { t in
+            t.item(on: queue) { DispatchWorkItem { [weak self] in self?.fanOut(on: queue) } }
+        }
     }
 
     /// On the server queue.
     private func fanOut(on queue: DispatchQueue) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let missed = pending.withLock { p in
-            swap(&p.lines, &draining)
-            defer { p.missed = 0; p.scheduled = false }
-            return p.missed
-        }
-        defer { draining.removeAll() }
-        let streams = subscribers.withLock { $0.list }
-        // Subscribers that take everything and share a request id (most use id 1) share one
-        // buffer of lines: the same bytes go to each socket, built once. Other ids get theirs.
-        var sharedID: RequestID?
-        var others: [(id: RequestID, lines: [UInt8])] = []
-        // The sends leave together, from more than one thread (`WriteBatch`: most of a send
-        // is waking its reader).
-        for stream in streams {
-            if missed > 0 { stream.noteMissed(missed) }
-            if draining.isEmpty { continue }
-            if stream.admitsEverything || draining.entries.allSatisfy(stream.admits) {
-                let lines: [UInt8]
-                if sharedID == nil || sharedID == stream.id {
-                    if sharedID == nil {
-                        sharedID = stream.id
-                        sharedLines.removeAll(keepingCapacity: true)
-                        _ = draining.appendLines(prefix: stream.linePrefix, into: &sharedLines) { _ in true }
-                    }
-                    lines = sharedLines
-                } else if let built = others.first(where: { $0.id == stream.id }) {
-                    lines = built.lines
-                } else {
-                    var built: [UInt8] = []
-                    _ = draining.appendLines(prefix: stream.linePrefix, into: &built) { _ in true }
-                    others.append((stream.id, built))
-                    lines = built
-                }
-                stream.deliver(lines: lines, count: draining.count, in: &batch)
-            } else {
-                var mine: [UInt8] = []
-                let n = draining.appendLines(prefix: stream.linePrefix, into: &mine, admits: stream.admits)
-                if n > 0 { stream.deliver(lines: mine, count: n, in: &batch) }
+        buffers.run(self)
+    }
+
+    private struct TurnBuffers: ~Copyable {
+        var draining = LiveLines()
+        var sharedLines: [UInt8] = []
+        var batch = WriteBatch()
+
+        /// The fan-out's turn, on the server queue.
+        mutating func run(_ fanout: LiveFanout) {
+            let missed = fanout.pending.withLock { p in
+                swap(&p.lines, &draining)
+                defer { p.missed = 0; p.scheduled = false }
+                return p.missed
             }
+            defer { draining.removeAll() }
+            let streams = fanout.subscribers.withLock { $0.list }
+            // Subscribers that take everything and share a request id (most use id 1) share one
+            // buffer of lines: the same bytes go to each socket, built once. Other ids get theirs.
+            var sharedID: RequestID?
+            var others: [(id: RequestID, lines: [UInt8])] = []
+            // The sends leave together, from more than one thread (`WriteBatch`: most of a send
+            // is waking its reader).
+            for stream in streams {
+                if missed > 0 { stream.noteMissed(missed) }
+                if draining.isEmpty { continue }
+                if stream.admitsEverything || draining.entries.allSatisfy(stream.admits) {
+                    let lines: [UInt8]
+                    if sharedID == nil || sharedID == stream.id {
+                        if sharedID == nil {
+                            sharedID = stream.id
+                            sharedLines.removeAll(keepingCapacity: true)
+                            _ = draining.appendLines(prefix: stream.linePrefix, into: &sharedLines) { _ in true }
+                        }
+                        lines = sharedLines
+                    } else if let built = others.first(where: { $0.id == stream.id }) {
+                        lines = built.lines
+                    } else {
+                        var built: [UInt8] = []
+                        _ = draining.appendLines(prefix: stream.linePrefix, into: &built) { _ in true }
+                        others.append((stream.id, built))
+                        lines = built
+                    }
+                    stream.deliver(lines: lines, count: draining.count, in: &batch)
+                } else {
+                    var mine: [UInt8] = []
+                    let n = draining.appendLines(prefix: stream.linePrefix, into: &mine, admits: stream.admits)
+                    if n > 0 { stream.deliver(lines: mine, count: n, in: &batch) }
+                }
+            }
+            batch.send()
         }
-        batch.send()
     }
 }
 
