@@ -24,6 +24,10 @@ final class BusReader: @unchecked Sendable {
     /// runs again, even when its token was already in hand: tokens are never reused.
     private let watches = Mutex<[UInt64: @Sendable () -> Void]>([:])
     private let nextToken = Atomic<UInt64>(Token.firstWatch)
+    /// What `epoll_wait` returned last, for the turn on the bus queue. The reader thread's
+    /// alone: it fills them and runs the turn itself (`queue.sync` runs on the calling thread).
+    private var ready = [UInt64](repeating: 0, count: 16)
+    private var readyCount = 0
 
     private enum Token {
         static let bus: UInt64 = 0
@@ -51,28 +55,31 @@ final class BusReader: @unchecked Sendable {
     }
 
     private func run(queue: DispatchQueue, pump: @escaping @Sendable () -> Void) {
-        var tokens = [UInt64](repeating: 0, count: 16)
+        // One work item for every turn: a closure handed to `sync` is a new heap block each time.
+        var turn = RenewingWorkItem()
         while !stopped.load(ordering: .acquiring) {
-            let n: Int
-            do { n = try epoll.wait(into: &tokens) } catch {
+            do { readyCount = try epoll.wait(into: &ready) } catch {
                 // Not a reason to stop reading the bus: ENOMEM for a moment.
                 usleep(10_000)
                 continue
             }
             if stopped.load(ordering: .acquiring) { break }
-            if n == 0 { continue }
-            let ready = tokens[0..<n]
-            queue.sync {
-                for token in ready {
-                    if token == Token.bus {
-                        pump()
-                    } else if token != Token.wake, let handler = watches.withLock({ $0[token] }) {
-                        handler()
-                    }
-                }
-            }
+            if readyCount == 0 { continue }
+            queue.sync(execute: turn.item(on: queue) { DispatchWorkItem { [self] in serve(pump) } })
         }
         exited.signal()
+    }
+
+    /// On the bus queue, on the reader thread: what the last wait found ready.
+    private func serve(_ pump: () -> Void) {
+        for i in 0..<readyCount {
+            let token = ready[i]
+            if token == Token.bus {
+                pump()
+            } else if token != Token.wake, let handler = watches.withLock({ $0[token] }) {
+                handler()
+            }
+        }
     }
 
     /// On the bus queue: runs `ready` there whenever `fd` is readable (level-triggered: until

@@ -1,6 +1,7 @@
 import Dispatch
 import StrapIngest
 import StrapModel
+import StrapOS
 import StrapSystem
 import StrapWire
 import Synchronization
