@@ -18,7 +18,10 @@ final class StoreShared: Sendable {
     let published: Mutex<Published>
     private let health = Mutex<(degraded: String?, damage: [String])>((nil, []))
     private let waiters = Mutex<(next: Int, list: [Int: CheckedContinuation<Void, Never>], closed: Bool)>((0, [:], false))
-    private let observers = Mutex<(next: Int, list: [Int: @Sendable (UInt64) -> Void])>((0, [:]))
+    /// `called` is `list`'s values, made when one is added or removed: the durable end
+    /// advances with every sync, and an array made from the dictionary then was an allocation
+    /// each time.
+    private let observers = Mutex<(next: Int, list: [Int: @Sendable (UInt64) -> Void], called: [@Sendable (UInt64) -> Void])>((0, [:], []))
 
     init(_ p: Published, sealedDetailBudget: Int) {
         published = Mutex(p)
@@ -155,18 +158,22 @@ final class StoreShared: Sendable {
         observers.withLock { o in
             o.next += 1
             o.list[o.next] = observer
+            o.called = Array(o.list.values)
             return o.next
         }
     }
 
     func removeObserver(_ id: Int) {
-        _ = observers.withLock { $0.list.removeValue(forKey: id) }
+        observers.withLock { o in
+            o.list[id] = nil
+            o.called = Array(o.list.values)
+        }
     }
 
     /// Called outside `published`'s lock, after the new durable end is visible to readers.
     private func durableAdvanced(to next: UInt64) {
         wakeAll()
-        let list = observers.withLock { Array($0.list.values) }
+        let list = observers.withLock { $0.called }
         for observer in list { observer(next - 1) }
     }
 
