@@ -9,22 +9,21 @@ final class SampleTypeCounts: Sendable {
         let value = Atomic<Int>(0)
     }
 
-    private let counts: [Count] = QuantityType.allCases.map { _ in Count() }
-    private static let ordinal: [QuantityType: Int] = Dictionary(
-        uniqueKeysWithValues: QuantityType.allCases.enumerated().map { ($1, $0) })
+    /// Indexed by the type's store code (`QuantityType.code`, a switch): a dictionary keyed by
+    /// the type hashed its raw string for every sample.
+    private let counts: [Count] = (0...Int(QuantityType.allCases.map(\.code).max() ?? 0)).map { _ in Count() }
 
     func count(_ samples: ArraySlice<Sample>) {
         for sample in samples {
-            guard let i = Self.ordinal[sample.type] else { continue }
-            counts[i].value.add(1, ordering: .relaxed)
+            counts[Int(sample.type.code)].value.add(1, ordering: .relaxed)
         }
     }
 
     /// The types with at least one sample.
     var snapshot: [QuantityType: Int] {
         var out: [QuantityType: Int] = [:]
-        for (i, type) in QuantityType.allCases.enumerated() {
-            let n = counts[i].value.load(ordering: .relaxed)
+        for type in QuantityType.allCases {
+            let n = counts[Int(type.code)].value.load(ordering: .relaxed)
             if n > 0 { out[type] = n }
         }
         return out
