@@ -9,11 +9,13 @@ struct LogPosition {
     var nextAnchor: UInt64
 }
 
-/// The single owner of the open segment. Confined to the store's serial write queue; it
-/// never blocks readers, who see only what `Store` publishes after durability.
+/// The single owner of the open segment. Confined to `confinement` (the store takes it around
+/// every call); it never blocks readers, who see only what `Store` publishes after durability.
 final class StoreWriter: @unchecked Sendable {
     fileprivate struct StreamKey: Hashable { var type: QuantityType; var device: Device }
 
+    /// Held around every use of the writer (`Store.onWriter`); was a serial queue's `sync`.
+    let confinement = ConfinementLock()
     let config: StoreConfig
     let storeID: UInt64
     let shared: StoreShared
@@ -59,7 +61,10 @@ final class StoreWriter: @unchecked Sendable {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    var position: LogPosition { LogPosition(segment: segment, offset: offset, nextAnchor: nextAnchor) }
+    var position: LogPosition {
+        confinement.assertHeld()
+        return LogPosition(segment: segment, offset: offset, nextAnchor: nextAnchor)
+    }
 
     // MARK: appends
 
@@ -73,6 +78,7 @@ final class StoreWriter: @unchecked Sendable {
     /// retained every sample's device on the store's thread while the ingest thread made more).
     /// Returns the first anchor. On failure nothing is appended.
     func append(batches: [[Sample]]) throws(StrapError) -> UInt64 {
+        confinement.assertHeld()
         guard let firstBatch = batches.first(where: { !$0.isEmpty }) else { return nextAnchor }
         try rollIfNeeded(baseTime: firstBatch[0].start)
         var resolver = StreamResolver(known: streamsByIdentity, nextStreamID: builder.streams.count)
@@ -147,6 +153,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     func appendTombstone(_ ranges: [RecordCodec.DeletedRange]) throws(StrapError) -> UInt64 {
+        confinement.assertHeld()
         let items = ranges.reduce(0) { $0 + Int($1.count) }
         try rollIfNeeded(baseTime: Millis(Self.now() * 1000))
         var w = ByteWriter()
@@ -160,6 +167,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     func appendWorkout(_ workout: Workout) throws(StrapError) -> UInt64 {
+        confinement.assertHeld()
         try rollIfNeeded(baseTime: workout.start)
         var w = ByteWriter()
         Frame.append(kind: .workout, items: 1, payload: RecordCodec.encodeWorkout(workout), to: &w)
@@ -230,6 +238,7 @@ final class StoreWriter: @unchecked Sendable {
     /// exists (header fsynced), then the old index is written. A crash at any point leaves
     /// either no index (rebuilt at open) or a complete one.
     func roll(baseTime: Millis) throws(StrapError) {
+        confinement.assertHeld()
         let dir = config.directory
         let header = SegmentHeader(storeID: storeID, firstAnchor: nextAnchor, baseTime: baseTime)
         let path = dir + "/" + Format.segmentName(nextAnchor)
