@@ -31,6 +31,11 @@ final class StoreWriter: @unchecked Sendable {
     fileprivate struct IdentityKey: Hashable { var device: UInt; var type: QuantityType }
     private var streamsByIdentity: [IdentityKey: Int] = [:]
     private var identityDevices: [Device] = []
+    /// The stream of the last sample appended: a notification's samples nearly always continue
+    /// the previous one's device and type, so the next append starts from it without hashing.
+    /// Set only once the append that resolved it is written (its stream then exists), and
+    /// cleared with `identityDevices` (a device let go could leave its address to another).
+    private var lastStream: StreamResolver.Resolved?
     private var openedAt: Double
     /// Reused by every append (emptied, capacity kept), so that an append at sensor rates
     /// allocates nothing once they have grown: the record bytes, one record's payload, the
@@ -88,7 +93,9 @@ final class StoreWriter: @unchecked Sendable {
         if resolver.byIdentity.count >= 4096 {
             resolver.byIdentity.removeAll(keepingCapacity: true)
             identityDevices.removeAll(keepingCapacity: true)
+            lastStream = nil
         }
+        resolver.previous = lastStream
         var ids: [[Int]] = []
         swap(&ids, &idBuffers)
         while ids.count < batches.count { ids.append([]) }
@@ -140,6 +147,7 @@ final class StoreWriter: @unchecked Sendable {
             streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
         }
         for (identity, id) in resolver.newByIdentity { streamsByIdentity[identity] = id }
+        lastStream = resolver.previous
         for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
         builder.chain = chain
         let first = nextAnchor
@@ -276,6 +284,7 @@ final class StoreWriter: @unchecked Sendable {
         streamIDs = [:]
         streamsByIdentity.removeAll()
         identityDevices.removeAll()
+        lastStream = nil
         openedAt = Self.now()
         shared.clearDegraded()
     }
@@ -285,6 +294,7 @@ final class StoreWriter: @unchecked Sendable {
 /// segment does not have yet.
 private struct StreamResolver {
     typealias IdentityKey = StoreWriter.IdentityKey
+    struct Resolved { var identity: IdentityKey; var id: Int }
     /// Stream ids by device object and type, from earlier appends (the fast path).
     var byIdentity: [IdentityKey: Int]
     /// Streams this append defines, by identity too: they join `byIdentity` only once the
@@ -293,6 +303,10 @@ private struct StreamResolver {
     var newByIdentity: [IdentityKey: Int] = [:]
     var newStreams: [StreamDef] = []
     var nextStreamID: Int
+    /// The last sample's stream, checked before any hashing: runs of one sensor's samples of
+    /// one type are the rule (a notification's samples, a sensor's batch, one notification
+    /// after another). Carried across batches and, through the writer, across appends.
+    var previous: Resolved?
 
     init(known: [IdentityKey: Int], nextStreamID: Int) {
         byIdentity = known
@@ -306,9 +320,8 @@ private struct StreamResolver {
                           holding held: inout [Device]) {
         ids.removeAll(keepingCapacity: true)
         ids.reserveCapacity(samples.count)
-        // Runs of one sensor's samples of one type are the rule (a notification's samples, a
-        // sensor's batch): the previous sample's stream is checked before any hashing.
-        var previous: (identity: IdentityKey, id: Int)?
+        var previous = self.previous
+        defer { self.previous = previous }
         // Borrowed in place: `samples[k].device` retained and released each sample's device.
         samples.withUnsafeBufferPointer { sp in
             for k in sp.indices {
@@ -319,7 +332,7 @@ private struct StreamResolver {
                 }
                 if let known = byIdentity[identity] ?? (newByIdentity.isEmpty ? nil : newByIdentity[identity]) {
                     ids.append(known)
-                    previous = (identity, known)
+                    previous = Resolved(identity: identity, id: known)
                     continue
                 }
                 let s = p.pointee
@@ -338,7 +351,7 @@ private struct StreamResolver {
                 }
                 held.append(s.device)
                 ids.append(id)
-                previous = (identity, id)
+                previous = Resolved(identity: identity, id: id)
             }
         }
     }

@@ -115,4 +115,30 @@ import StrapModel
             #expect(a.dropFirst(Format.headerSize) == b.dropFirst(Format.headerSize), "\(name)")
         }
     }
+
+    /// Each append starts from the previous append's last stream, without hashing. Stream ids
+    /// belong to their segment: after a roll a device is defined again, never written under
+    /// the id it had in the sealed segment. Two devices, one sample an append, a roll every
+    /// three; read back (after a reopen too) every sample keeps its device and value.
+    @Test func theLastStreamDoesNotOutliveItsSegment() throws {
+        let dir = TempDir("last-stream")
+        var small = config(dir)
+        small.segmentMaxItems = 3
+        let store = try Store.open(small)
+        let devices = (0..<40).map { $0 % 5 < 2 ? Fixtures.strap : Fixtures.tickr }
+        for (i, device) in devices.enumerated() {
+            try store.appendBatch([Sample(type: .heartRate, value: Double(60 + i), start: Fixtures.t0 + Millis(i) * 1000,
+                                          device: device)])
+        }
+        let written = try readAll(store).added.compactMap(\.sample)
+        store.close()
+        #expect(dir.files().filter { $0.hasSuffix(".log") }.count > 10)
+        let reopened = try Store.open(small)
+        let read = try readAll(reopened).added.compactMap(\.sample)
+        reopened.close()
+        for samples in [written, read] {
+            #expect(samples.map(\.device.id) == devices.map(\.id))
+            #expect(samples.map(\.value) == (0..<40).map { Double(60 + $0) })
+        }
+    }
 }
