@@ -39,10 +39,11 @@ final class StoreWriter: @unchecked Sendable {
     private var openedAt: Double
     /// Reused by every append (emptied, capacity kept), so that an append at sensor rates
     /// allocates nothing once they have grown: the record bytes, one record's payload, the
-    /// stream ids of each batch and where each record starts. Taken out for the append and
+    /// stream ids of each batch, where each record starts and a run's extras. Taken out for the append and
     /// put back after it; one a large backlog grew beyond `keptCapacity` is let go.
     private var recordBuffer = ByteWriter()
     private var payloadBuffer = ByteWriter()
+    private var extrasBuffer = ByteWriter()
     private var idBuffers: [[Int]] = []
     private var startBuffer: [(Int, UInt64, Chain)] = []
     private let keptCapacity = 1 << 18
@@ -112,6 +113,8 @@ final class StoreWriter: @unchecked Sendable {
         w.bytes.reserveCapacity(total * 6 + 64)
         var payload = ByteWriter()
         swap(&payload, &payloadBuffer)
+        var extras = ByteWriter()
+        swap(&extras, &extrasBuffer)
         var recordStarts: [(Int, UInt64, Chain)] = []
         swap(&recordStarts, &startBuffer)
         recordStarts.removeAll(keepingCapacity: true)
@@ -128,7 +131,7 @@ final class StoreWriter: @unchecked Sendable {
                 let j = min(samples.count, i + chunk)
                 recordStarts.append((w.bytes.count, base + UInt64(i), chain))
                 payload.bytes.removeAll(keepingCapacity: true)
-                RecordCodec.encodeSamples(samples, ids: batchIDs, range: i..<j, chain: &chain, into: &payload)
+                RecordCodec.encodeSamples(samples, ids: batchIDs, range: i..<j, chain: &chain, into: &payload, extras: &extras)
                 payload.bytes.withUnsafeBytes { Frame.append(kind: .samples, items: j - i, payload: $0, to: &w) }
                 i = j
             }
@@ -137,6 +140,7 @@ final class StoreWriter: @unchecked Sendable {
         defer {
             if w.bytes.capacity <= keptCapacity { recordBuffer = w }
             if payload.bytes.capacity <= keptCapacity { payloadBuffer = payload }
+            if extras.bytes.capacity <= keptCapacity { extrasBuffer = extras }
             if recordStarts.capacity <= keptCapacity / 32 { startBuffer = recordStarts }
             if batches.count <= 64 && total <= keptCapacity / 8 { idBuffers = ids }
         }
