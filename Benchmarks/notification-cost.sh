@@ -50,7 +50,7 @@ chmod +x "$work/strapd-vg"
 . "$repo/Benchmarks/mockbus.sh"
 mockbus_start "$work"
 mockbluez_start "$work" "$hz" true
-strapd_streaming "$work" "$state" "$work/strapd-vg" "$strapctl" --set "bluetooth.notify_mode=${NOTIFY_MODE:-start}"
+strapd_streaming "$work" "$state" "$work/strapd-vg" "$strapctl" --set "bluetooth.notify_mode=${NOTIFY_MODE:-notify}"
 vg=$(pgrep -f "callgrind-out-file=$work/cg" | head -1)
 sleep 15   # every link streaming, the live subscriber attached
 
@@ -77,6 +77,6 @@ read -r instructions allocations < <(cat "$work"/cg.* | awk '
 	}
 	/^calls=/ { split(substr($0, 7), c, " "); if (callee ~ /^(malloc|calloc|realloc|posix_memalign)$/) allocs += c[1] }
 	END { printf "%d %d\n", ir, allocs }')
-printf 'notification-cost: %d pipeline events in %d s (HZ=%s, 4 sensors, notify_mode=%s)\n' "$events" "$secs" "$hz" "${NOTIFY_MODE:-start}"
+printf 'notification-cost: %d pipeline events in %d s (HZ=%s, 4 sensors, notify_mode=%s)\n' "$events" "$secs" "$hz" "${NOTIFY_MODE:-notify}"
 printf 'notification-cost: %.1f k instructions and %.1f allocations per notification\n' \
 	"$(echo "$instructions / $events / 1000" | bc -l)" "$(echo "$allocations / $events" | bc -l)"
