@@ -31,11 +31,12 @@ final class StoreWriter: @unchecked Sendable {
     fileprivate struct IdentityKey: Hashable { var device: UInt; var type: QuantityType }
     private var streamsByIdentity: [IdentityKey: Int] = [:]
     private var identityDevices: [Device] = []
-    /// The stream of the last sample appended: a notification's samples nearly always continue
-    /// the previous one's device and type, so the next append starts from it without hashing.
-    /// Set only once the append that resolved it is written (its stream then exists), and
-    /// cleared with `identityDevices` (a device let go could leave its address to another).
-    private var lastStream: StreamResolver.Resolved?
+    /// The streams last resolved: a notification's samples nearly always repeat the device and
+    /// types of the previous ones (a CSC sensor's speed and cadence, a strap's heart rate and
+    /// RR), so the next append starts from them without hashing. Taken from an append only
+    /// once it is written (its streams then exist), and cleared with `identityDevices` (a
+    /// device let go could leave its address to another) and at a roll (ids are per segment).
+    private var recentStreams = StreamResolver.Recent()
     private var openedAt: Double
     /// Reused by every append (emptied, capacity kept), so that an append at sensor rates
     /// allocates nothing once they have grown: the record bytes, one record's payload, the
@@ -94,9 +95,9 @@ final class StoreWriter: @unchecked Sendable {
         if resolver.byIdentity.count >= 4096 {
             resolver.byIdentity.removeAll(keepingCapacity: true)
             identityDevices.removeAll(keepingCapacity: true)
-            lastStream = nil
+            recentStreams = StreamResolver.Recent()
         }
-        resolver.previous = lastStream
+        resolver.recent = recentStreams
         var ids: [[Int]] = []
         swap(&ids, &idBuffers)
         while ids.count < batches.count { ids.append([]) }
@@ -151,7 +152,7 @@ final class StoreWriter: @unchecked Sendable {
             streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
         }
         for (identity, id) in resolver.newByIdentity { streamsByIdentity[identity] = id }
-        lastStream = resolver.previous
+        recentStreams = resolver.recent
         for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
         builder.chain = chain
         let first = nextAnchor
@@ -288,7 +289,7 @@ final class StoreWriter: @unchecked Sendable {
         streamIDs = [:]
         streamsByIdentity.removeAll()
         identityDevices.removeAll()
-        lastStream = nil
+        recentStreams = StreamResolver.Recent()
         openedAt = Self.now()
         shared.clearDegraded()
     }
@@ -299,6 +300,30 @@ final class StoreWriter: @unchecked Sendable {
 private struct StreamResolver {
     typealias IdentityKey = StoreWriter.IdentityKey
     struct Resolved { var identity: IdentityKey; var id: Int }
+    /// The last four identities resolved, looked up by comparison before any hashing; the
+    /// oldest is replaced.
+    struct Recent {
+        private var slots: (Resolved?, Resolved?, Resolved?, Resolved?) = (nil, nil, nil, nil)
+        private var next = 0
+
+        func id(of identity: IdentityKey) -> Int? {
+            if let r = slots.0, r.identity == identity { return r.id }
+            if let r = slots.1, r.identity == identity { return r.id }
+            if let r = slots.2, r.identity == identity { return r.id }
+            if let r = slots.3, r.identity == identity { return r.id }
+            return nil
+        }
+
+        mutating func remember(_ r: Resolved) {
+            switch next {
+            case 0: slots.0 = r
+            case 1: slots.1 = r
+            case 2: slots.2 = r
+            default: slots.3 = r
+            }
+            next = (next + 1) & 3
+        }
+    }
     /// Stream ids by device object and type, from earlier appends (the fast path).
     var byIdentity: [IdentityKey: Int]
     /// Streams this append defines, by identity too: they join `byIdentity` only once the
@@ -307,10 +332,8 @@ private struct StreamResolver {
     var newByIdentity: [IdentityKey: Int] = [:]
     var newStreams: [StreamDef] = []
     var nextStreamID: Int
-    /// The last sample's stream, checked before any hashing: runs of one sensor's samples of
-    /// one type are the rule (a notification's samples, a sensor's batch, one notification
-    /// after another). Carried across batches and, through the writer, across appends.
-    var previous: Resolved?
+    /// Checked before any hashing; carried across batches and, through the writer, appends.
+    var recent = Recent()
 
     init(known: [IdentityKey: Int], nextStreamID: Int) {
         byIdentity = known
@@ -324,8 +347,9 @@ private struct StreamResolver {
                           holding held: inout [Device]) {
         ids.removeAll(keepingCapacity: true)
         ids.reserveCapacity(samples.count)
-        var previous = self.previous
-        defer { self.previous = previous }
+        // Runs of one sensor's samples of one type are the rule: the previous sample's stream
+        // is checked first, then the recent ones.
+        var previous: Resolved?
         // Borrowed in place: `samples[k].device` retained and released each sample's device.
         samples.withUnsafeBufferPointer { sp in
             for k in sp.indices {
@@ -334,9 +358,15 @@ private struct StreamResolver {
                 if let previous, previous.identity == identity {
                     ids.append(previous.id); continue
                 }
+                if let known = recent.id(of: identity) {
+                    ids.append(known)
+                    previous = Resolved(identity: identity, id: known)
+                    continue
+                }
                 if let known = byIdentity[identity] ?? (newByIdentity.isEmpty ? nil : newByIdentity[identity]) {
                     ids.append(known)
                     previous = Resolved(identity: identity, id: known)
+                    recent.remember(previous!)
                     continue
                 }
                 let s = p.pointee
@@ -356,6 +386,7 @@ private struct StreamResolver {
                 held.append(s.device)
                 ids.append(id)
                 previous = Resolved(identity: identity, id: id)
+                recent.remember(previous!)
             }
         }
     }
