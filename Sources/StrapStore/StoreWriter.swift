@@ -97,7 +97,9 @@ final class StoreWriter: @unchecked Sendable {
             identityDevices.removeAll(keepingCapacity: true)
             recentStreams = StreamResolver.Recent()
         }
-        resolver.recent = recentStreams
+        // Moved, not shared, so that the resolver adds to it without copying it; the writer
+        // gets it back only once the append is written (until then it holds none).
+        swap(&resolver.recent, &recentStreams)
         var ids: [[Int]] = []
         swap(&ids, &idBuffers)
         while ids.count < batches.count { ids.append([]) }
@@ -152,7 +154,7 @@ final class StoreWriter: @unchecked Sendable {
             streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
         }
         for (identity, id) in resolver.newByIdentity { streamsByIdentity[identity] = id }
-        recentStreams = resolver.recent
+        swap(&recentStreams, &resolver.recent)
         for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
         builder.chain = chain
         let first = nextAnchor
@@ -300,28 +302,25 @@ final class StoreWriter: @unchecked Sendable {
 private struct StreamResolver {
     typealias IdentityKey = StoreWriter.IdentityKey
     struct Resolved { var identity: IdentityKey; var id: Int }
-    /// The last four identities resolved, looked up by comparison before any hashing; the
-    /// oldest is replaced.
+    /// The last identities resolved, compared before any hashing; the oldest is replaced.
+    /// Sixteen hold every stream of a few sensors whose notifications take turns (four did
+    /// not: four sensors' turns replaced each entry before it was used again).
     struct Recent {
-        private var slots: (Resolved?, Resolved?, Resolved?, Resolved?) = (nil, nil, nil, nil)
+        static let capacity = 16
+        private var entries: [Resolved] = []
         private var next = 0
 
         func id(of identity: IdentityKey) -> Int? {
-            if let r = slots.0, r.identity == identity { return r.id }
-            if let r = slots.1, r.identity == identity { return r.id }
-            if let r = slots.2, r.identity == identity { return r.id }
-            if let r = slots.3, r.identity == identity { return r.id }
-            return nil
+            entries.withUnsafeBufferPointer { b in
+                for r in b where r.identity == identity { return r.id }
+                return nil
+            }
         }
 
         mutating func remember(_ r: Resolved) {
-            switch next {
-            case 0: slots.0 = r
-            case 1: slots.1 = r
-            case 2: slots.2 = r
-            default: slots.3 = r
-            }
-            next = (next + 1) & 3
+            if entries.count < Self.capacity { entries.append(r); return }
+            entries[next] = r
+            next = (next + 1) % Self.capacity
         }
     }
     /// Stream ids by device object and type, from earlier appends (the fast path).
