@@ -1,5 +1,6 @@
 import Dispatch
 import StrapModel
+import StrapOS
 import StrapStore
 import Synchronization
 
@@ -13,9 +14,16 @@ import Synchronization
 /// (disk full), ingest never waits — live streaming goes on — and samples wait in memory
 /// up to `maxPending`, oldest dropped first and counted; the flush is retried every
 /// `retryInterval`. Nothing already stored is touched.
+///
+/// The stage's state is confined to `confinement`, not to `queue`: `queue` only gives the
+/// deferred work (a flush, a retry) a thread, and each of its blocks takes the lock. A sparse
+/// batch is appended under the lock on the caller's thread, which through `queue.sync` cost
+/// two allocations and ~2.5 k instructions per notification (docs/benchmarks.md).
 public final class StoreStage: @unchecked Sendable {
     let store: Store
     let queue = DispatchQueue(label: "strapd.pipeline.store")
+    /// Held around every use of the state below, whichever thread runs it.
+    private let confinement = ConfinementLock()
     let maxPending: Int
     let highWater: Int
     let lowWater: Int
@@ -24,7 +32,7 @@ public final class StoreStage: @unchecked Sendable {
     private let failing = Atomic<Bool>(false)
     private let waiting = Atomic<Bool>(false)
     private let room = DispatchSemaphore(value: 0)
-    /// Confined to `queue`: batches as enqueued, appended together by the next flush
+    /// Confined to `confinement`: batches as enqueued, appended together by the next flush
     /// without being copied into one array.
     private var pending: [[Sample]] = []
     private var pendingSamples = 0
@@ -38,7 +46,8 @@ public final class StoreStage: @unchecked Sendable {
     private var retryScheduled = false
     public private(set) var degraded: String?
     public private(set) var lostWhileDegraded = 0
-    /// Called on `queue` when the stage becomes degraded or recovers.
+    /// Called under `confinement` (on `queue` or the appending thread) when the stage becomes
+    /// degraded or recovers; it must not call back into the stage synchronously.
     var onDegradedChange: (@Sendable (Health) -> Void)?
     /// Batches that come at least this long after the previous one are appended on the
     /// caller's thread (`appendHere`). At the default `sync_interval` (100 ms) such a batch is
@@ -77,13 +86,17 @@ public final class StoreStage: @unchecked Sendable {
             && !failing.load(ordering: .relaxed) && appendHere(samples, deferSync: !sparse) {
             return
         }
+        // Queued in order behind earlier batches; a sparse batch never overtakes one, since
+        // it is appended here only when the backlog was empty (nothing still in flight).
         queue.async { [self] in
-            pending.append(samples)
-            pendingSamples += samples.count
-            if pendingSamples > maxPending { dropOldest(pendingSamples - maxPending) }
-            if !flushScheduled && !retryScheduled {
-                flushScheduled = true
-                queue.async { [self] in flush() }
+            confinement.withLock {
+                pending.append(samples)
+                pendingSamples += samples.count
+                if pendingSamples > maxPending { dropOldest(pendingSamples - maxPending) }
+                if !flushScheduled && !retryScheduled {
+                    flushScheduled = true
+                    queue.async { [self] in confinement.withLock { flush() } }
+                }
             }
         }
         // The timeout re-checks the condition, so a wake-up lost to a race costs 20 ms, not a hang.
@@ -94,7 +107,7 @@ public final class StoreStage: @unchecked Sendable {
     }
 
     /// A sparse batch (the first for `sparseGap`, with nothing pending) is appended on the
-    /// caller's thread, through `queue.sync`: its sync is due at once anyway (the store syncs
+    /// caller's thread, under `confinement`: its sync is due at once anyway (the store syncs
     /// an append that comes an interval after the last on the appending thread), so the hop to
     /// a worker bought only a wake-up, and at sensor rates that was a fifth of an idle daemon's
     /// CPU (docs/benchmarks.md). So is a denser batch while the ingest queue has nothing else
@@ -105,7 +118,7 @@ public final class StoreStage: @unchecked Sendable {
     /// that queue up behind a sync go to the disk together. False when the batch was not taken.
     /// `deferSync`: a dense batch; its sync, even when due, is the syncer thread's.
     private func appendHere(_ samples: [Sample], deferSync: Bool) -> Bool {
-        queue.sync {
+        confinement.withLock {
             guard pending.isEmpty, !flushScheduled, !retryScheduled else { return false }
             pending.append(samples)
             pendingSamples = samples.count
@@ -115,6 +128,7 @@ public final class StoreStage: @unchecked Sendable {
     }
 
     private func flush(deferSync: Bool = false) {
+        confinement.assertHeld()
         flushScheduled = false
         guard !pending.isEmpty else { return }
         do {
@@ -136,8 +150,10 @@ public final class StoreStage: @unchecked Sendable {
             }
             retryScheduled = true
             queue.asyncAfter(deadline: .now() + retryInterval) { [self] in
-                retryScheduled = false
-                flush()
+                confinement.withLock {
+                    retryScheduled = false
+                    flush()
+                }
             }
         }
         if waiting.load(ordering: .relaxed) && (backlog.load(ordering: .relaxed) <= lowWater || failing.load(ordering: .relaxed)) {
@@ -146,24 +162,30 @@ public final class StoreStage: @unchecked Sendable {
         }
     }
 
-    /// Appends whatever is pending now and makes it durable (SIGTERM, tests).
+    /// Appends whatever is pending now and makes it durable (SIGTERM, tests). On `queue`, so
+    /// that batches still queued there (`enqueue`'s blocks) are pending by then.
     public func flushAndSync() throws {
-        try queue.sync {
-            if !pending.isEmpty {
-                try store.appendBatches(pending)
-                backlog.subtract(pendingSamples, ordering: .relaxed)
-                pending.removeAll()
-                pendingSamples = 0
-            }
-        }
+        try queue.sync { try confinement.withLock { () throws(StrapError) in try appendPending() } }
         try store.sync()
     }
 
-    public var pendingCount: Int { queue.sync { pendingSamples } }
+    /// Under `confinement`: `flushAndSync`'s append of everything pending.
+    private func appendPending() throws(StrapError) {
+        confinement.assertHeld()
+        guard !pending.isEmpty else { return }
+        try store.appendBatches(pending)
+        backlog.subtract(pendingSamples, ordering: .relaxed)
+        pending.removeAll()
+        pendingSamples = 0
+    }
 
-    /// On `queue`: the store took `pending`; up to `maxFinished` of its batches go back to the
+    /// Counts the batches still queued on `queue` too (read behind them).
+    public var pendingCount: Int { queue.sync { confinement.withLock { pendingSamples } } }
+
+    /// Under `confinement`: the store took `pending`; up to `maxFinished` of its batches go back to the
     /// ingest queue, the rest (a backlog drained at once) are released here.
     private func handBack() {
+        confinement.assertHeld()
         finished.withLock { f in
             while f.count < maxFinished, let batch = pending.popLast() { f.append(batch) }
         }
@@ -172,8 +194,9 @@ public final class StoreStage: @unchecked Sendable {
         pendingSamples = 0
     }
 
-    /// On `queue`: while degraded, the oldest samples beyond `maxPending` are dropped, counted.
+    /// Under `confinement`: while degraded, the oldest samples beyond `maxPending` are dropped, counted.
     private func dropOldest(_ count: Int) {
+        confinement.assertHeld()
         lostWhileDegraded += count
         backlog.subtract(count, ordering: .relaxed)
         pendingSamples -= count

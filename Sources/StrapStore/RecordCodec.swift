@@ -120,15 +120,16 @@ enum RecordCodec {
     }
 
     /// Encodes samples (with their segment-local stream ids) as one `samples` payload.
+    /// `x`: scratch for one run's extras, emptied before use; the writer hands in a kept one, so
+    /// a sample with metadata allocates no buffer of its own (it did, per notification).
     static func encodeSamples(_ samples: [Sample], ids: [Int], range: Range<Int>, chain: inout Chain,
-                              into w: inout ByteWriter) {
+                              into w: inout ByteWriter, extras x: inout ByteWriter) {
         let first = range.lowerBound
         var prevStream = chain.stream
         var prevStart = samples[first].start
         w.zigzag(prevStart &- chain.time)
         chain = Chain(time: samples[first].start, stream: ids[first])
         var isFirst = true
-        var x = ByteWriter()
         // Whose extras `x` holds. Sound within this call: the samples hold their extras alive,
         // so an identifier cannot be reused for different storage meanwhile.
         var encodedExtras: UInt = 0

@@ -5,14 +5,16 @@ import Synchronization
 import StrapModel
 import StrapOS
 
-/// The append-only sample store (docs/product.md §4). One writer (a serial queue owns the open
-/// segment), any number of concurrent readers over immutable sealed segments and the
-/// durable prefix of the open one.
+/// The append-only sample store (docs/product.md §4). One writer (confined by its lock, which
+/// owns the open segment), any number of concurrent readers over immutable sealed segments and
+/// the durable prefix of the open one.
 public final class Store: Sendable {
     public let config: StoreConfig
     let shared: StoreShared
     let uuids: UUIDScheme
-    private let queue = DispatchQueue(label: "strapd.store.writer")
+    /// Reached only through `onWriter` (and `writerPosition`), under `writer.confinement`: every
+    /// use is synchronous, so a lock does what the serial queue did without its `sync`'s two
+    /// allocations per append.
     private let writer: StoreWriter
     /// Held by whoever fsyncs; the group-commit leader syncs for everyone waiting.
     private let syncLock = Mutex<Void>(())
@@ -127,7 +129,7 @@ public final class Store: Sendable {
     /// Makes everything written so far durable (fdatasync) and visible to anchored readers.
     /// Concurrent callers share one fdatasync.
     public func sync() throws(StrapError) {
-        let target = queue.sync { writer.position }
+        let target = writerPosition
         if config.sync == .none {
             // Readers already see everything written; an explicit sync still reaches the disk.
             do throws(SystemCallError) { try target.segment.file.dataSync() } catch { throw shared.degrade(error) }
@@ -137,7 +139,7 @@ public final class Store: Sendable {
         try syncLock.withLock { _ throws(StrapError) in
             if shared.published.withLock({ $0.durableNext >= target.nextAnchor }) { return }
             // Lead the group: cover everything written up to now, not only our own records.
-            let pos = queue.sync { writer.position }
+            let pos = writerPosition
             lastSync.store(Self.monotonicNanos(), ordering: .relaxed)
             do throws(SystemCallError) { try pos.segment.file.dataSync() } catch { throw shared.degrade(error) }
             shared.publishDurable(pos)
@@ -145,11 +147,10 @@ public final class Store: Sendable {
     }
 
     func onWriter<T>(_ body: (StoreWriter) throws(StrapError) -> T) throws(StrapError) -> T {
-        let r: Result<T, StrapError> = queue.sync {
-            do throws(StrapError) { return .success(try body(writer)) } catch { return .failure(error) }
-        }
-        return try r.get()
+        try writer.confinement.withLock { () throws(StrapError) -> T in try body(writer) }
     }
+
+    private var writerPosition: LogPosition { writer.confinement.withLock { writer.position } }
 
     // MARK: deletion
 
@@ -204,7 +205,7 @@ public final class Store: Sendable {
     public func applyRetention(now: Millis? = nil) throws(StrapError) {
         guard config.retention > 0 else { return }
         let cutoff = (now ?? Millis(StoreWriter.now() * 1000)) - config.retention
-        let dropped = queue.sync { () -> [Segment] in
+        let dropped = writer.confinement.withLock { () -> [Segment] in
             shared.published.withLock { s -> [Segment] in
                 var n = 0
                 while n < s.segments.count - 1, let sum = s.segments[n].sealed, sum.maxEnd < cutoff { n += 1 }

@@ -9,11 +9,13 @@ struct LogPosition {
     var nextAnchor: UInt64
 }
 
-/// The single owner of the open segment. Confined to the store's serial write queue; it
-/// never blocks readers, who see only what `Store` publishes after durability.
+/// The single owner of the open segment. Confined to `confinement` (the store takes it around
+/// every call); it never blocks readers, who see only what `Store` publishes after durability.
 final class StoreWriter: @unchecked Sendable {
     fileprivate struct StreamKey: Hashable { var type: QuantityType; var device: Device }
 
+    /// Held around every use of the writer (`Store.onWriter`); was a serial queue's `sync`.
+    let confinement = ConfinementLock()
     let config: StoreConfig
     let storeID: UInt64
     let shared: StoreShared
@@ -29,13 +31,20 @@ final class StoreWriter: @unchecked Sendable {
     fileprivate struct IdentityKey: Hashable { var device: UInt; var type: QuantityType }
     private var streamsByIdentity: [IdentityKey: Int] = [:]
     private var identityDevices: [Device] = []
+    /// The streams last resolved: a notification's samples nearly always repeat the device and
+    /// types of the previous ones (a CSC sensor's speed and cadence, a strap's heart rate and
+    /// RR), so the next append starts from them without hashing. Taken from an append only
+    /// once it is written (its streams then exist), and cleared with `identityDevices` (a
+    /// device let go could leave its address to another) and at a roll (ids are per segment).
+    private var recentStreams = StreamResolver.Recent()
     private var openedAt: Double
     /// Reused by every append (emptied, capacity kept), so that an append at sensor rates
     /// allocates nothing once they have grown: the record bytes, one record's payload, the
-    /// stream ids of each batch and where each record starts. Taken out for the append and
+    /// stream ids of each batch, where each record starts and a run's extras. Taken out for the append and
     /// put back after it; one a large backlog grew beyond `keptCapacity` is let go.
     private var recordBuffer = ByteWriter()
     private var payloadBuffer = ByteWriter()
+    private var extrasBuffer = ByteWriter()
     private var idBuffers: [[Int]] = []
     private var startBuffer: [(Int, UInt64, Chain)] = []
     private let keptCapacity = 1 << 18
@@ -59,7 +68,10 @@ final class StoreWriter: @unchecked Sendable {
         return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
-    var position: LogPosition { LogPosition(segment: segment, offset: offset, nextAnchor: nextAnchor) }
+    var position: LogPosition {
+        confinement.assertHeld()
+        return LogPosition(segment: segment, offset: offset, nextAnchor: nextAnchor)
+    }
 
     // MARK: appends
 
@@ -73,6 +85,7 @@ final class StoreWriter: @unchecked Sendable {
     /// retained every sample's device on the store's thread while the ingest thread made more).
     /// Returns the first anchor. On failure nothing is appended.
     func append(batches: [[Sample]]) throws(StrapError) -> UInt64 {
+        confinement.assertHeld()
         guard let firstBatch = batches.first(where: { !$0.isEmpty }) else { return nextAnchor }
         try rollIfNeeded(baseTime: firstBatch[0].start)
         var resolver = StreamResolver(known: streamsByIdentity, nextStreamID: builder.streams.count)
@@ -82,7 +95,11 @@ final class StoreWriter: @unchecked Sendable {
         if resolver.byIdentity.count >= 4096 {
             resolver.byIdentity.removeAll(keepingCapacity: true)
             identityDevices.removeAll(keepingCapacity: true)
+            recentStreams = StreamResolver.Recent()
         }
+        // Moved, not shared, so that the resolver adds to it without copying it; the writer
+        // gets it back only once the append is written (until then it holds none).
+        swap(&resolver.recent, &recentStreams)
         var ids: [[Int]] = []
         swap(&ids, &idBuffers)
         while ids.count < batches.count { ids.append([]) }
@@ -99,6 +116,8 @@ final class StoreWriter: @unchecked Sendable {
         w.bytes.reserveCapacity(total * 6 + 64)
         var payload = ByteWriter()
         swap(&payload, &payloadBuffer)
+        var extras = ByteWriter()
+        swap(&extras, &extrasBuffer)
         var recordStarts: [(Int, UInt64, Chain)] = []
         swap(&recordStarts, &startBuffer)
         recordStarts.removeAll(keepingCapacity: true)
@@ -115,7 +134,7 @@ final class StoreWriter: @unchecked Sendable {
                 let j = min(samples.count, i + chunk)
                 recordStarts.append((w.bytes.count, base + UInt64(i), chain))
                 payload.bytes.removeAll(keepingCapacity: true)
-                RecordCodec.encodeSamples(samples, ids: batchIDs, range: i..<j, chain: &chain, into: &payload)
+                RecordCodec.encodeSamples(samples, ids: batchIDs, range: i..<j, chain: &chain, into: &payload, extras: &extras)
                 payload.bytes.withUnsafeBytes { Frame.append(kind: .samples, items: j - i, payload: $0, to: &w) }
                 i = j
             }
@@ -124,6 +143,7 @@ final class StoreWriter: @unchecked Sendable {
         defer {
             if w.bytes.capacity <= keptCapacity { recordBuffer = w }
             if payload.bytes.capacity <= keptCapacity { payloadBuffer = payload }
+            if extras.bytes.capacity <= keptCapacity { extrasBuffer = extras }
             if recordStarts.capacity <= keptCapacity / 32 { startBuffer = recordStarts }
             if batches.count <= 64 && total <= keptCapacity / 8 { idBuffers = ids }
         }
@@ -134,6 +154,7 @@ final class StoreWriter: @unchecked Sendable {
             streamIDs[StreamKey(type: s.type, device: s.device)] = s.id
         }
         for (identity, id) in resolver.newByIdentity { streamsByIdentity[identity] = id }
+        swap(&recentStreams, &resolver.recent)
         for (off, a, c) in recordStarts { builder.recordStart(offset: offset + off, anchor: a, chain: c) }
         builder.chain = chain
         let first = nextAnchor
@@ -147,6 +168,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     func appendTombstone(_ ranges: [RecordCodec.DeletedRange]) throws(StrapError) -> UInt64 {
+        confinement.assertHeld()
         let items = ranges.reduce(0) { $0 + Int($1.count) }
         try rollIfNeeded(baseTime: Millis(Self.now() * 1000))
         var w = ByteWriter()
@@ -160,6 +182,7 @@ final class StoreWriter: @unchecked Sendable {
     }
 
     func appendWorkout(_ workout: Workout) throws(StrapError) -> UInt64 {
+        confinement.assertHeld()
         try rollIfNeeded(baseTime: workout.start)
         var w = ByteWriter()
         Frame.append(kind: .workout, items: 1, payload: RecordCodec.encodeWorkout(workout), to: &w)
@@ -230,6 +253,7 @@ final class StoreWriter: @unchecked Sendable {
     /// exists (header fsynced), then the old index is written. A crash at any point leaves
     /// either no index (rebuilt at open) or a complete one.
     func roll(baseTime: Millis) throws(StrapError) {
+        confinement.assertHeld()
         let dir = config.directory
         let header = SegmentHeader(storeID: storeID, firstAnchor: nextAnchor, baseTime: baseTime)
         let path = dir + "/" + Format.segmentName(nextAnchor)
@@ -267,6 +291,7 @@ final class StoreWriter: @unchecked Sendable {
         streamIDs = [:]
         streamsByIdentity.removeAll()
         identityDevices.removeAll()
+        recentStreams = StreamResolver.Recent()
         openedAt = Self.now()
         shared.clearDegraded()
     }
@@ -276,6 +301,28 @@ final class StoreWriter: @unchecked Sendable {
 /// segment does not have yet.
 private struct StreamResolver {
     typealias IdentityKey = StoreWriter.IdentityKey
+    struct Resolved { var identity: IdentityKey; var id: Int }
+    /// The last identities resolved, compared before any hashing; the oldest is replaced.
+    /// Sixteen hold every stream of a few sensors whose notifications take turns (four did
+    /// not: four sensors' turns replaced each entry before it was used again).
+    struct Recent {
+        static let capacity = 16
+        private var entries: [Resolved] = []
+        private var next = 0
+
+        func id(of identity: IdentityKey) -> Int? {
+            entries.withUnsafeBufferPointer { b in
+                for r in b where r.identity == identity { return r.id }
+                return nil
+            }
+        }
+
+        mutating func remember(_ r: Resolved) {
+            if entries.count < Self.capacity { entries.append(r); return }
+            entries[next] = r
+            next = (next + 1) % Self.capacity
+        }
+    }
     /// Stream ids by device object and type, from earlier appends (the fast path).
     var byIdentity: [IdentityKey: Int]
     /// Streams this append defines, by identity too: they join `byIdentity` only once the
@@ -284,6 +331,8 @@ private struct StreamResolver {
     var newByIdentity: [IdentityKey: Int] = [:]
     var newStreams: [StreamDef] = []
     var nextStreamID: Int
+    /// Checked before any hashing; carried across batches and, through the writer, appends.
+    var recent = Recent()
 
     init(known: [IdentityKey: Int], nextStreamID: Int) {
         byIdentity = known
@@ -297,9 +346,9 @@ private struct StreamResolver {
                           holding held: inout [Device]) {
         ids.removeAll(keepingCapacity: true)
         ids.reserveCapacity(samples.count)
-        // Runs of one sensor's samples of one type are the rule (a notification's samples, a
-        // sensor's batch): the previous sample's stream is checked before any hashing.
-        var previous: (identity: IdentityKey, id: Int)?
+        // Runs of one sensor's samples of one type are the rule: the previous sample's stream
+        // is checked first, then the recent ones.
+        var previous: Resolved?
         // Borrowed in place: `samples[k].device` retained and released each sample's device.
         samples.withUnsafeBufferPointer { sp in
             for k in sp.indices {
@@ -308,9 +357,15 @@ private struct StreamResolver {
                 if let previous, previous.identity == identity {
                     ids.append(previous.id); continue
                 }
+                if let known = recent.id(of: identity) {
+                    ids.append(known)
+                    previous = Resolved(identity: identity, id: known)
+                    continue
+                }
                 if let known = byIdentity[identity] ?? (newByIdentity.isEmpty ? nil : newByIdentity[identity]) {
                     ids.append(known)
-                    previous = (identity, known)
+                    previous = Resolved(identity: identity, id: known)
+                    recent.remember(previous!)
                     continue
                 }
                 let s = p.pointee
@@ -329,7 +384,8 @@ private struct StreamResolver {
                 }
                 held.append(s.device)
                 ids.append(id)
-                previous = (identity, id)
+                previous = Resolved(identity: identity, id: id)
+                recent.remember(previous!)
             }
         }
     }

@@ -115,4 +115,34 @@ import StrapModel
             #expect(a.dropFirst(Format.headerSize) == b.dropFirst(Format.headerSize), "\(name)")
         }
     }
+
+    /// Each append starts from the streams the previous ones resolved, without hashing. Stream
+    /// ids belong to their segment: after a roll a device is defined again, never written under
+    /// the id it had in the sealed segment. Two devices, two types an append (as a CSC sensor
+    /// sends), a roll every five samples; read back (after a reopen too) every sample keeps its
+    /// device, type and value.
+    @Test func recentStreamsDoNotOutliveTheirSegment() throws {
+        let dir = TempDir("recent-streams")
+        var small = config(dir)
+        small.segmentMaxItems = 5
+        let store = try Store.open(small)
+        let devices = (0..<40).map { $0 % 5 < 2 ? Fixtures.strap : Fixtures.tickr }
+        let types = (0..<40).map { $0 % 2 == 0 ? QuantityType.cyclingSpeed : .cyclingCadence }
+        for i in stride(from: 0, to: 40, by: 2) {
+            try store.appendBatch((i...i + 1).map {
+                Sample(type: types[$0], value: Double(60 + $0), start: Fixtures.t0 + Millis(i) * 1000, device: devices[$0])
+            })
+        }
+        let written = try readAll(store).added.compactMap(\.sample)
+        store.close()
+        #expect(dir.files().filter { $0.hasSuffix(".log") }.count > 6)
+        let reopened = try Store.open(small)
+        let read = try readAll(reopened).added.compactMap(\.sample)
+        reopened.close()
+        for samples in [written, read] {
+            #expect(samples.map(\.device.id) == devices.map(\.id))
+            #expect(samples.map(\.type) == types)
+            #expect(samples.map(\.value) == (0..<40).map { Double(60 + $0) })
+        }
+    }
 }
