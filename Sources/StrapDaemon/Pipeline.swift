@@ -31,22 +31,26 @@ public final class Pipeline: @unchecked Sendable {
     private let typeCounts = SampleTypeCounts()
     private let rejectedCount = Atomic<Int>(0)
     private let droppedCount = Atomic<Int>(0)
-    /// Confined to `queue`.
-    private var ingests: [SensorAddress: IngestSlot] = [:]
-    private var names: [SensorAddress: String] = [:]
+    // The state below is confined to `queue` and reached only by this class's own methods,
+    // none of which hands it to a callback while an access is open (ingest writes into `out`
+    // through pure decoding code; callbacks get copies). So the runtime's dynamic exclusivity
+    // check, some seventeen of them per notification (a tenth of its instructions with the
+    // other classes' on the path; docs/benchmarks.md), is left out for these properties alone.
+    @exclusivity(unchecked) private var ingests: [SensorAddress: IngestSlot] = [:]
+    @exclusivity(unchecked) private var names: [SensorAddress: String] = [:]
     /// What this turn of the ingest queue produced, handed on in one hop per stage when the
     /// turn ends: a per-event hop to the store queue and to live delivery cost two closures, two
     /// wake-ups and two small arrays per notification, more than decoding itself.
     /// Its `samples` are the turn's samples for the store; changes and rejections are
     /// handled per event and cleared.
-    private var out = DeviceIngest.Output()
+    @exclusivity(unchecked) private var out = DeviceIngest.Output()
     /// The turn's live events; its samples as ranges of `out.samples`, made into slices only
     /// at hand-off, once nothing more is appended (a slice taken earlier would make every
     /// later append copy the whole buffer).
-    private var outLive: [PendingLive] = []
+    @exclusivity(unchecked) private var outLive: [PendingLive] = []
     /// `outLive` made into events at hand-off; empty between turns (`publishLive`).
-    private var liveEvents: [LiveEvent] = []
-    private var handOffScheduled = false
+    @exclusivity(unchecked) private var liveEvents: [LiveEvent] = []
+    @exclusivity(unchecked) private var handOffScheduled = false
     /// Called on `queue` for each rejected packet (the daemon logs it, rate-limited).
     public var onRejected: (@Sendable (SensorAddress, String) -> Void)?
     /// Called on `queue` for device changes the daemon acts on (energy saturated, identity).

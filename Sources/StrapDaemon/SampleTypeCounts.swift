@@ -14,8 +14,9 @@ final class SampleTypeCounts: Sendable {
     private let counts: [Count] = (0...Int(QuantityType.allCases.map(\.code).max() ?? 0)).map { _ in Count() }
 
     func count(_ samples: ArraySlice<Sample>) {
-        for sample in samples {
-            counts[Int(sample.type.code)].value.add(1, ordering: .relaxed)
+        // By index: a `for` over the slice copied each sample (its device and metadata retained).
+        for i in samples.indices {
+            counts[Int(samples[i].type.code)].value.add(1, ordering: .relaxed)
         }
     }
 
