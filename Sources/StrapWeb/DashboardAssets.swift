@@ -125,7 +125,7 @@ public enum DashboardAssets {
           const f = (s.figures && typeof s.figures === 'object') ? s.figures : {};
           switch (s.type) {
             case 'heartRate':
-              t.hr.textContent = String(Math.round(s.value));
+              t.hr.textContent = f.reading === false ? '–' : String(Math.round(s.value));
               // No zone figure: strapd's default athlete has no zones (or this is no reading).
               t.reading.className = 'reading' + (Number.isInteger(f.zone) ? ' z' + f.zone : '');
               t.zone.textContent = Number.isInteger(f.zone) && f.zone > 0 ? 'Z' + f.zone : '';

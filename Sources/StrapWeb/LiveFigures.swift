@@ -37,7 +37,10 @@ public struct LiveFigures: Sendable {
               let sample = try? Sample(protocolObject: data) else { return nil }
         switch sample.type {
         case .heartRate:
-            guard let zones, sample.isHeartRateReading else { return nil }
+            // A non-reading (0, no skin contact) is said, so no page shows its value as a
+            // heart rate: strapd stores and relays it, flagged, as the strap sent it.
+            guard sample.isHeartRateReading else { return ["reading": .bool(false)] }
+            guard let zones else { return nil }
             return ["zone": .int(Int64(zones.zone(of: sample.value)))]
         case .heartbeatSeries:
             return heartbeat(sample)

@@ -157,7 +157,7 @@ public final class LiveRelay: Sendable {
         let streams = state.withLock { s in s.subscribers.map { (stream: $0.value, overlay: s.overlays.contains($0.key)) } }
         // Cut only when an overlay listens: most samples reach dashboards alone.
         let overlayChunk = !streams.contains { $0.overlay } ? nil
-            : Self.overlaySample(event).map { EventStream.frame(event: "sample", data: JSONWriter.bytes(.object($0))) }
+            : Self.overlaySample(event, figures: figures).map { EventStream.frame(event: "sample", data: JSONWriter.bytes(.object($0))) }
         for (stream, overlay) in streams {
             if !overlay { stream.push(chunk) } else if let overlayChunk { stream.push(overlayChunk) }
         }
@@ -186,12 +186,15 @@ public final class LiveRelay: Sendable {
 
     /// A heart-rate sample as the overlay gets it: type, value, and the device's address and
     /// name; nil for every other event.
-    static func overlaySample(_ event: RawEvent) -> JSONObject? {
+    static func overlaySample(_ event: RawEvent, figures: JSONObject? = nil) -> JSONObject? {
         guard event.kind == "sample", case .string("heartRate")? = event.data["type"], let value = event.data["value"],
               case .object(let device)? = event.data["device"] else { return nil }
         var cut: JSONObject = [:]
         for key in ["address", "name"] { cut[key] = device[key] }
-        return ["type": .string("heartRate"), "value": value, "device": .object(cut)]
+        var sample: JSONObject = ["type": .string("heartRate"), "value": value, "device": .object(cut)]
+        // The overlay gets no metadata: a non-reading is said as the dashboard's figure is.
+        if let reading = figures?["reading"] { sample["reading"] = reading }
+        return sample
     }
 }
 

@@ -181,6 +181,12 @@ public enum OverlayPage {
           // Without ?device= the first strap heard is kept: two straps would make it flicker.
           if (!followed) followed = address;
           if (address !== followed) return;
+          if (s.reading === false) {
+            hr.textContent = '–';
+            zone.textContent = '';
+            box.className = 'z0';
+            return;
+          }
           const bpm = Math.round(Number(s.value));
           if (!Number.isFinite(bpm)) return;
           const z = zoneOf(bpm);

@@ -241,7 +241,9 @@ public enum WorkoutAssets {
           events.addEventListener('sample', (e) => {
             const s = JSON.parse(e.data);
             if (s.type !== 'heartRate' || !s.device) return;
-            liveHeartRates.set(s.device.address, s.value);
+            // A non-reading (no skin contact) shows as none, not as 0 bpm.
+            const reading = !(s.figures && s.figures.reading === false);
+            liveHeartRates.set(s.device.address, reading ? s.value : null);
             tick();
           });
           for (const kind of ['watching', 'created', 'state', 'saved', 'discarded']) {

@@ -29,7 +29,9 @@ import StrapWire
     }
 
     /// Rule: a heart rate's zone is the one the athlete's zones (`HeartRateZones`, bounds in
-    /// bpm) give it; without zones, or for a non-reading, there is none.
+    /// bpm) give it; without zones there is none; a non-reading (0, `quality=noReading`, or
+    /// sent without skin contact: `Sample.isHeartRateReading`) has no zone and is said to be
+    /// none (`reading: false`), with zones or without, so no page shows it as a heart rate.
     @Test func aHeartRateGetsTheZoneOfTheAthletesZones() throws {
         let zones = try HeartRateZones(bpm: [100, 120, 140, 160, 180, 200])
         var figures = LiveFigures(zones: zones)
@@ -37,10 +39,30 @@ import StrapWire
             let f = figures.figures(for: Self.sample("heartRate", value: bpm, start: Self.origin))
             #expect(f?["zone"] == .int(Int64(zone)), "\(bpm) bpm: \(String(describing: f))")
         }
-        let noReading = figures.figures(for: Self.sample("heartRate", value: 0, start: Self.origin, metadata: ["quality": .string("noReading")]))
-        #expect(noReading == nil, "a non-reading has no zone: \(String(describing: noReading))")
         var withoutZones = LiveFigures()
         #expect(withoutZones.figures(for: Self.sample("heartRate", value: 150, start: Self.origin)) == nil)
+        let nonReadings = [
+            Self.sample("heartRate", value: 0, start: Self.origin, metadata: ["quality": .string("noReading")]),
+            Self.sample("heartRate", value: 0, start: Self.origin),
+            Self.sample("heartRate", value: 82, start: Self.origin, metadata: ["contact": .string("notDetected")]),
+        ]
+        for sample in nonReadings {
+            #expect(figures.figures(for: sample) == ["reading": .bool(false)], "\(sample)")
+            #expect(withoutZones.figures(for: sample) == ["reading": .bool(false)], "\(sample)")
+        }
+    }
+
+    /// Rule: the overlay's cut sample says a non-reading as the dashboard's figure does (it
+    /// carries no metadata of its own), and a reading goes without the key.
+    @Test func theOverlaysSampleSaysANonReading() throws {
+        let data = Self.sample("heartRate", value: 0, start: Self.origin, metadata: ["quality": .string("noReading")])
+        let event = RawEvent(kind: "sample", data: data)
+        let cut = try #require(LiveRelay.overlaySample(event, figures: ["reading": .bool(false)]))
+        #expect(cut["reading"] == .bool(false))
+        #expect(cut["metadata"] == nil)
+        let reading = try #require(LiveRelay.overlaySample(RawEvent(kind: "sample", data: Self.sample("heartRate", value: 120, start: Self.origin)),
+                                                           figures: ["zone": .int(2)]))
+        #expect(reading["reading"] == nil && reading["value"] == .double(120))
     }
 
     /// Rule: a heartbeat series gives its last RR interval and the RMSSD of the strap's
